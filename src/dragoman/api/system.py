@@ -1,0 +1,44 @@
+"""Liveness, readiness and metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from dragoman.api.deps import HostDep, MetricsDep
+from dragoman.api.errors import error_response
+from dragoman.errors import DragomanError
+
+router = APIRouter(tags=["system"])
+
+
+@router.get("/health")
+async def health(host: HostDep) -> JSONResponse:
+    """200 while the process is alive and its engine has not died (loading counts as alive)."""
+    if host.state == "failed":
+        return error_response(503, "engine_dead", host.error or "the engine has stopped")
+    return JSONResponse({"status": "ok", "engine": host.state})
+
+
+@router.get("/ready")
+async def ready(host: HostDep, metrics: MetricsDep) -> JSONResponse:
+    """200 when the engine is loaded and answering; 503 otherwise."""
+    try:
+        translator = host.translator()
+        await translator.check_health()
+    except DragomanError as exc:
+        metrics.ready.set(0)
+        if exc.code == "engine_dead":
+            host.fail(exc.message)
+        return error_response(exc.status_code, exc.code, exc.message)
+    metrics.ready.set(1)
+    return JSONResponse(
+        {"status": "ready", "model": translator.model_name,
+         "requests_unfinished": translator.num_unfinished_requests()}
+    )  # fmt: skip
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(metrics: MetricsDep) -> Response:
+    return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,1 @@
+"""POST /v1/translate and GET /v1/languages."""

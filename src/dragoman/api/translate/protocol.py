@@ -1,0 +1,80 @@
+"""Request and response models of the translation API."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from dragoman.engine.protocol import FinishReason
+
+
+class TranslateRequest(BaseModel):
+    text: str | list[str] = Field(
+        description="One text, or a list of texts translated concurrently (order is kept).",
+        examples=["Thank you very much for your help."],
+    )
+    source_lang: str = Field(description="ISO 639-1 code of the text's language.", examples=["en"])
+    target_lang: str = Field(description="ISO 639-1 code to translate into.", examples=["fr"])
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, value: str | list[str]) -> str | list[str]:
+        items = [value] if isinstance(value, str) else value
+        if not items:
+            raise PydanticCustomError("empty_text", "text must not be an empty list")
+        for i, item in enumerate(items):
+            if not item.strip():
+                where = "text" if isinstance(value, str) else f"text[{i}]"
+                raise PydanticCustomError("empty_text", "{where} must not be empty", {"where": where})
+        return value
+
+    @field_validator("source_lang", "target_lang")
+    @classmethod
+    def _normalise(cls, value: str) -> str:
+        return value.strip().lower()
+
+    @property
+    def texts(self) -> list[str]:
+        return [self.text] if isinstance(self.text, str) else list(self.text)
+
+
+class TranslationItem(BaseModel):
+    text: str
+    finish_reason: FinishReason = Field(
+        description="stop: the model finished; length: hit the output budget; repetition: "
+        "stopped by the guard against degenerate repetition (the repeated tail is cut)."
+    )
+    input_tokens: int
+    output_tokens: int
+    queue_seconds: float
+    inference_seconds: float
+
+
+class Usage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+
+
+class Timing(BaseModel):
+    queue_seconds: float = Field(description="Longest engine queue wait among the texts.")
+    inference_seconds: float = Field(description="Longest engine compute time among the texts.")
+    total_seconds: float = Field(description="Server time for the whole request.")
+
+
+class TranslateResponse(BaseModel):
+    translations: list[TranslationItem]
+    model: str
+    source_lang: str
+    target_lang: str
+    usage: Usage
+    timing: Timing
+
+
+class Language(BaseModel):
+    code: str
+    name: str
+
+
+class LanguagesResponse(BaseModel):
+    model: str
+    languages: list[Language]

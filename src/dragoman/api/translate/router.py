@@ -1,0 +1,49 @@
+"""Thin handlers: parse, call the service, return."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from dragoman.api._disconnect import cancel_on_disconnect
+from dragoman.api.deps import MetricsDep, SettingsDep, TranslatorDep
+from dragoman.api.translate import serving
+from dragoman.api.translate.protocol import (
+    Language,
+    LanguagesResponse,
+    TranslateRequest,
+    TranslateResponse,
+)
+from dragoman.languages import NAMES
+
+router = APIRouter(prefix="/v1", tags=["translation"])
+
+_ERRORS = {
+    400: {"description": "Unknown or unsupported language"},
+    413: {"description": "Text too long, or too many texts"},
+    422: {"description": "Empty text or malformed request"},
+    503: {"description": "Engine not ready, or stopped"},
+}
+
+
+@router.post("/translate", response_model=TranslateResponse, responses=_ERRORS)  # type: ignore[arg-type]
+async def translate(
+    body: TranslateRequest,
+    request: Request,
+    translator: TranslatorDep,
+    settings: SettingsDep,
+    metrics: MetricsDep,
+) -> TranslateResponse:
+    """Translate one text or a list of texts. Each text is its own engine request, so texts of
+    all clients share the engine's continuous batch."""
+    return await cancel_on_disconnect(
+        request, serving.translate(body, translator, settings, metrics)
+    )
+
+
+@router.get("/languages", response_model=LanguagesResponse)
+async def languages(translator: TranslatorDep) -> LanguagesResponse:
+    """The languages the loaded model serves, as ISO 639-1 codes with English names."""
+    return LanguagesResponse(
+        model=translator.model_name,
+        languages=[Language(code=c, name=NAMES[c]) for c in translator.languages],
+    )

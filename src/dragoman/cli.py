@@ -1,0 +1,107 @@
+"""`dragoman` command line. Each command parses its own settings object (flags, DRAGOMAN_
+environment variables, optional TOML config) and hands it down; errors become one-line messages
+here, at the edge."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import ValidationError
+from pydantic_settings import BaseSettings
+
+from dragoman.errors import DragomanError
+
+S = TypeVar("S", bound=BaseSettings)
+
+USAGE = """usage: dragoman COMMAND [options]
+
+commands:
+  serve            run the translation API server
+  translate TEXT   translate one text on the command line (--to fr --from en)
+  model prepare    assemble, verify and convert the embedded default model
+  model list       list the models dragoman can prepare
+
+Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
+DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
+"""
+
+
+def parse(cls: type[S], args: list[str], prog: str) -> S:
+    return cls(_cli_parse_args=args, _cli_prog_name=prog)  # type: ignore[call-arg]
+
+
+def _take_config(args: list[str]) -> list[str]:
+    """`--config FILE` anywhere in the arguments becomes DRAGOMAN_CONFIG (read by settings)."""
+    out: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--config":
+            os.environ["DRAGOMAN_CONFIG"] = next(it, "")
+        elif arg.startswith("--config="):
+            os.environ["DRAGOMAN_CONFIG"] = arg.split("=", 1)[1]
+        else:
+            out.append(arg)
+    return out
+
+
+def cmd_serve(args: list[str]) -> None:
+    from dragoman.api.serve import serve
+    from dragoman.settings import ServeSettings
+
+    serve(parse(ServeSettings, args, "dragoman serve"))
+
+
+def cmd_translate(args: list[str]) -> None:
+    from dragoman.cli_translate import run_translate
+
+    run_translate(args)
+
+
+def cmd_model_prepare(args: list[str]) -> None:
+    from dragoman.models.cli import run_prepare
+    from dragoman.settings import ModelSettings
+
+    run_prepare(parse(ModelSettings, args, "dragoman model prepare"))
+
+
+def cmd_model_list(args: list[str]) -> None:
+    from dragoman.models.cli import run_list
+    from dragoman.settings import ModelSettings
+
+    run_list(parse(ModelSettings, args, "dragoman model list"))
+
+
+COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
+    ("serve",): cmd_serve,
+    ("translate",): cmd_translate,
+    ("model", "prepare"): cmd_model_prepare,
+    ("model", "list"): cmd_model_list,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for words, command in sorted(COMMANDS.items(), key=lambda kv: -len(kv[0])):
+        if tuple(args[: len(words)]) == words:
+            try:
+                command(_take_config(args[len(words) :]))
+            except DragomanError as exc:
+                print(f"dragoman: error: {exc.message}", file=sys.stderr)
+                return 1
+            except ValidationError as exc:
+                print(f"dragoman: invalid settings:\n{exc}", file=sys.stderr)
+                return 2
+            except KeyboardInterrupt:
+                return 130
+            return 0
+    print(USAGE, file=sys.stderr if args and args[0] not in ("-h", "--help") else sys.stdout)
+    return 0 if args and args[0] in ("-h", "--help") else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

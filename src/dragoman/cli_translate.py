@@ -1,0 +1,57 @@
+"""`dragoman translate "text" --to fr`: ask a running server, or start the engine here."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import httpx
+
+from dragoman.errors import DragomanError
+from dragoman.settings import TranslateSettings
+
+
+class _ServerError(DragomanError):
+    status_code = 502
+    code = "server_error"
+
+
+def _via_server(s: TranslateSettings, text: str) -> str | None:
+    """The translation from a running server; None when no server answers at `s.server`."""
+    try:
+        reply = httpx.post(
+            f"{s.server.rstrip('/')}/v1/translate",
+            json={"text": text, "source_lang": s.source, "target_lang": s.to},
+            timeout=httpx.Timeout(300.0, connect=2.0),
+        )
+    except httpx.ConnectError:
+        return None
+    body = reply.json()
+    if reply.status_code != 200:
+        raise _ServerError(body.get("error", {}).get("message", reply.text))
+    return str(body["translations"][0]["text"])
+
+
+async def _local(s: TranslateSettings, text: str) -> str:
+    from dragoman.api.serve import languages_for
+    from dragoman.engine.vllm_engine import open_vllm
+    from dragoman.languages import check_pair
+    from dragoman.models.catalogue import CATALOGUE
+    from dragoman.models.prepare import prepare
+
+    if s.model in CATALOGUE:
+        prepare(s.model, s.data_dir)
+    langs = languages_for(s)  # type: ignore[arg-type]
+    check_pair(s.source, s.to, langs)
+    print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)
+    async with open_vllm(s, langs) as translator:
+        return (await translator.translate(text, s.source, s.to)).text
+
+
+def run_translate(args: list[str]) -> None:
+    s = TranslateSettings(_cli_parse_args=args, _cli_prog_name="dragoman translate")  # type: ignore[call-arg]
+    text = sys.stdin.read() if s.text == "-" else s.text
+    result = _via_server(s, text)
+    if result is None:
+        result = asyncio.run(_local(s, text))
+    print(result)

@@ -1,0 +1,1 @@
+"""The translation engine: prompts, vLLM's async engine, and its lifecycle."""

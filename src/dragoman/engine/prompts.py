@@ -1,0 +1,44 @@
+"""Prompt building, output budgets and the guard against degenerate repetition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dragoman.languages import language_name
+
+SYSTEM = "You are a professional translator. Reply with the translation only, no notes."
+
+
+def chat_messages(text: str, source: str, target: str) -> list[dict[str, str]]:
+    user = (
+        f"Translate the following {language_name(source)} text into "
+        f"{language_name(target)}.\n\n{text}"
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def output_budget(text_tokens: int, ratio: float, cap: int) -> int:
+    """Tokens a translation may use: proportional to the input, never past the cap.
+    Scripts differ in tokens per word (CJK often needs more), hence the generous ratio."""
+    return max(1, min(cap, int(ratio * text_tokens) + 16))
+
+
+def repetition_start(tokens: Sequence[int], repeats: int, max_unit: int = 4) -> int | None:
+    """If `tokens` ends with one unit of 1..max_unit tokens repeated `repeats` times in a row,
+    return the index where the second copy starts (what to keep); else None."""
+    if repeats < 2:
+        return None
+    n = len(tokens)
+    for unit in range(1, max_unit + 1):
+        span = unit * repeats
+        if span > n:
+            break
+        tail = tokens[n - span :]
+        first = tail[:unit]
+        if all(tail[i] == first[i % unit] for i in range(unit, span)):
+            # Walk back over earlier copies so only the first of the run is kept.
+            start = n - span
+            while start - unit >= 0 and list(tokens[start - unit : start]) == list(first):
+                start -= unit
+            return start + unit
+    return None

@@ -1,0 +1,34 @@
+"""What the API needs from an engine. The real one is `vllm_engine.VllmTranslator`; HTTP-layer
+unit tests use a small fake with the same shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+FinishReason = Literal["stop", "length", "repetition"]
+
+
+@dataclass(frozen=True)
+class Translation:
+    text: str
+    finish_reason: FinishReason
+    input_tokens: int
+    output_tokens: int
+    queue_seconds: float
+    inference_seconds: float
+
+
+class Translator(Protocol):
+    model_name: str
+    languages: tuple[str, ...]
+
+    async def translate(self, text: str, source: str, target: str) -> Translation:
+        """Translate one text. Raises TextTooLong, EngineFailed or EngineDead."""
+        ...
+
+    async def check_health(self) -> None:
+        """Raise EngineDead if the engine cannot answer."""
+        ...
+
+    def num_unfinished_requests(self) -> int: ...

@@ -1,0 +1,184 @@
+"""The real engine: one vLLM `AsyncLLM` (v1) per model, owned by `open_vllm`.
+
+Every text is its own engine request, so vLLM's continuous batching interleaves texts from all
+clients at each decode step; we add no queue of our own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from dragoman.engine.prompts import chat_messages, output_budget, repetition_start
+from dragoman.engine.protocol import FinishReason, Translation
+from dragoman.errors import EngineDead, EngineFailed, TextTooLong
+from dragoman.models.prepare import resolve_model
+
+if TYPE_CHECKING:
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    from dragoman.settings import EngineSettings
+
+log = logging.getLogger(__name__)
+
+
+def is_cpu_platform() -> bool:
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
+
+
+def engine_args(settings: EngineSettings, model_path: str) -> Any:
+    from vllm.engine.arg_utils import AsyncEngineArgs
+
+    cpu = is_cpu_platform()
+    eager = settings.enforce_eager if settings.enforce_eager is not None else cpu
+    return AsyncEngineArgs(
+        model=model_path,
+        served_model_name=[settings.model],
+        dtype=settings.dtype,
+        max_model_len=settings.max_model_len,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        enforce_eager=eager,
+        seed=0,
+        disable_log_stats=False,  # request metrics (queue/inference time) and Prometheus gauges
+    )
+
+
+class VllmTranslator:
+    def __init__(self, engine: AsyncLLM, settings: EngineSettings, languages: tuple[str, ...]):
+        from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
+
+        self._engine = engine
+        self._settings = settings
+        self._tokenizer = engine.get_tokenizer()
+        self.model_name = settings.model
+        self.languages = languages
+        # The guard needs to see tokens as they come; without it only the final output matters.
+        kind = RequestOutputKind.CUMULATIVE if settings.repeat_window else RequestOutputKind.FINAL_ONLY
+        self._base_params = SamplingParams(
+            temperature=0.0,
+            repetition_penalty=settings.repetition_penalty,
+            output_kind=kind,
+            skip_special_tokens=True,
+        )
+        self._prefix_len = len(self._prompt_ids("", "en", "fr"))
+
+    def _prompt_ids(self, text: str, source: str, target: str) -> list[int]:
+        prompt = self._tokenizer.apply_chat_template(
+            chat_messages(text, source, target), tokenize=False, add_generation_prompt=True
+        )
+        return list(self._tokenizer.encode(prompt, add_special_tokens=False))
+
+    def num_unfinished_requests(self) -> int:
+        return int(self._engine.get_num_unfinished_requests())
+
+    async def check_health(self) -> None:
+        if self._engine.errored:
+            raise EngineDead("the engine has stopped; restart the server")
+        try:
+            await self._engine.check_health()
+        except Exception as exc:
+            raise EngineDead(f"the engine has stopped: {exc}") from exc
+
+    async def translate(self, text: str, source: str, target: str) -> Translation:
+        from vllm.inputs import TokensPrompt
+        from vllm.v1.engine.exceptions import EngineDeadError
+
+        ids = self._prompt_ids(text, source, target)
+        text_tokens = max(1, len(ids) - self._prefix_len)
+        budget = output_budget(text_tokens, self._settings.output_ratio, self._settings.max_output_tokens)
+        room = self._settings.max_model_len - len(ids)
+        if room < min(budget, 16):
+            raise TextTooLong(
+                f"text is {text_tokens} tokens; this model accepts about "
+                f"{self._settings.max_model_len - self._prefix_len - 16} tokens per text"
+            )
+        params = self._base_params.clone()
+        params.max_tokens = min(budget, room)
+
+        request_id = uuid.uuid4().hex
+        started = time.monotonic()
+        window = self._settings.repeat_window
+        final = None
+        cut: int | None = None
+        stream = self._engine.generate(TokensPrompt(prompt_token_ids=ids), params, request_id)
+        try:
+            async for out in stream:
+                final = out
+                if window and not out.finished:
+                    cut = repetition_start(out.outputs[0].token_ids, window)
+                    if cut is not None:
+                        break
+        except EngineDeadError as exc:
+            raise EngineDead("the engine has stopped; restart the server") from exc
+        except (ValueError, TypeError) as exc:  # request refused by vLLM's input checks
+            raise EngineFailed(str(exc)) from exc
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if self._engine.errored:
+                raise EngineDead("the engine has stopped; restart the server") from exc
+            raise EngineFailed(f"translation failed in the engine: {exc}") from exc
+        finally:
+            await stream.aclose()  # aborts the engine request if it is still running
+        wall = time.monotonic() - started
+        if final is None:
+            raise EngineFailed("the engine returned no output")
+        completion = final.outputs[0]
+        tokens = list(completion.token_ids)
+        finish: FinishReason
+        if cut is not None:
+            tokens = tokens[:cut]
+            out_text = self._tokenizer.decode(tokens, skip_special_tokens=True)
+            finish = "repetition"
+        else:
+            out_text = completion.text
+            finish = "length" if completion.finish_reason == "length" else "stop"
+        queue_s, infer_s = _timings(final.metrics, wall)
+        return Translation(
+            text=out_text.strip(),
+            finish_reason=finish,
+            input_tokens=len(ids),
+            output_tokens=len(tokens),
+            queue_seconds=queue_s,
+            inference_seconds=infer_s,
+        )
+
+
+def _timings(metrics: Any, wall: float) -> tuple[float, float]:
+    """(queue, inference) seconds from the engine's own request stats, else the wall time."""
+    queued = getattr(metrics, "queued_ts", 0.0)
+    scheduled = getattr(metrics, "scheduled_ts", 0.0)
+    last = getattr(metrics, "last_token_ts", 0.0)
+    if queued and scheduled and last >= scheduled >= queued:
+        return scheduled - queued, last - scheduled
+    return 0.0, wall
+
+
+@asynccontextmanager
+async def open_vllm(settings: EngineSettings, languages: tuple[str, ...]) -> AsyncIterator[VllmTranslator]:
+    """Build the engine, yield a translator over it, always shut the engine down."""
+    model_path = resolve_model(settings.model, settings.data_dir)
+    # vLLM's CPU backend sizes its KV cache from this variable, read when the engine starts.
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kvcache_space_gib))
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    args = engine_args(settings, model_path)
+    started = time.monotonic()
+    engine = await asyncio.to_thread(AsyncLLM.from_engine_args, args)
+    try:
+        engine._run_output_handler()  # built off the loop thread; start its loop here
+        log.info("engine ready in %.1f s (%s)", time.monotonic() - started, model_path)
+        yield VllmTranslator(engine, settings, languages)
+    finally:
+        engine.shutdown()

@@ -1,0 +1,31 @@
+"""ISO 639-1 codes and English names for the languages our models serve."""
+
+from __future__ import annotations
+
+from dragoman.errors import UnsupportedLanguage
+
+NAMES: dict[str, str] = {
+    "ar": "Arabic", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish",
+    "fr": "French", "id": "Indonesian", "it": "Italian", "ja": "Japanese", "ko": "Korean",
+    "nl": "Dutch", "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "th": "Thai",
+    "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
+}  # fmt: skip
+
+
+def language_name(code: str) -> str:
+    try:
+        return NAMES[code]
+    except KeyError:
+        raise UnsupportedLanguage(f"unknown language code {code!r}") from None
+
+
+def check_pair(source: str, target: str, served: tuple[str, ...]) -> None:
+    for field, code in (("source_lang", source), ("target_lang", target)):
+        if code not in NAMES:
+            raise UnsupportedLanguage(f"{field}: unknown language code {code!r} (ISO 639-1)")
+        if code not in served:
+            raise UnsupportedLanguage(
+                f"{field}: {code!r} ({NAMES[code]}) is not served by this model"
+            )
+    if source == target:
+        raise UnsupportedLanguage(f"source_lang and target_lang are both {source!r}")

@@ -1,0 +1,88 @@
+"""All of dragoman's own Prometheus metrics, in one place, with bounded labels only.
+
+Each app gets its own registry (tests build many apps in one process); `/metrics` serves it
+together with the process-wide default registry, where vLLM's engine registers its `vllm:`
+gauges and histograms, re-exported as they are.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
+
+
+class Metrics:
+    def __init__(self, prefix: str = "dragoman") -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            f"{prefix}_http_requests_total", "HTTP requests answered.",
+            ["route", "method", "status"], registry=r,
+        )  # fmt: skip
+        self.latency = Histogram(
+            f"{prefix}_http_request_duration_seconds", "Time to answer an HTTP request.",
+            ["route", "method"], buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.in_flight = Gauge(
+            f"{prefix}_http_requests_in_flight", "HTTP requests being handled.", registry=r
+        )
+        self.translations = Counter(
+            f"{prefix}_translations_total", "Texts translated, by how they ended.",
+            ["finish_reason"], registry=r,
+        )  # fmt: skip
+        self.tokens = Counter(
+            f"{prefix}_translation_tokens_total", "Tokens through the engine.",
+            ["direction"], registry=r,
+        )  # fmt: skip
+        self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry) + generate_latest(REGISTRY)
+
+
+def _route_of(scope: Scope) -> str:
+    route: Any = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "other"  # unmatched paths collapse to one label
+
+
+class MetricsMiddleware:
+    """Pure ASGI (not BaseHTTPMiddleware) so client disconnects still reach the handlers."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        self.metrics.in_flight.inc()
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            self.metrics.in_flight.dec()
+            route, method = _route_of(scope), scope["method"]
+            self.metrics.requests.labels(route, method, str(status)).inc()
+            self.metrics.latency.labels(route, method).observe(time.perf_counter() - started)

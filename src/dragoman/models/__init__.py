@@ -1,0 +1,1 @@
+"""Model provisioning: the catalogue of embedded models and `dragoman model prepare`."""

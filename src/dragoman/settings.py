@@ -1,0 +1,144 @@
+"""One typed settings object per command, built once at the edge (cli.py) and passed down.
+
+Every field is a CLI flag (`--max-num-seqs`) and a `DRAGOMAN_` environment variable
+(`DRAGOMAN_MAX_NUM_SEQS`); a TOML file named by `DRAGOMAN_CONFIG` (or `--config`) supplies
+defaults below both. Precedence: flag > environment > config file > default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    CliPositionalArg,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from dragoman.models.catalogue import DEFAULT_MODEL
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dragoman"
+
+
+class _Base(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="DRAGOMAN_",
+        use_attribute_docstrings=True,
+        cli_kebab_case=True,
+        cli_implicit_flags=True,
+        extra="ignore",
+        validate_default=True,
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config = os.environ.get("DRAGOMAN_CONFIG")
+        if config:
+            if not Path(config).is_file():
+                raise ValueError(f"DRAGOMAN_CONFIG: no such file: {config}")
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
+        return tuple(sources)
+
+
+class ModelSettings(_Base):
+    model: str = DEFAULT_MODEL
+    """Model to serve: a catalogue name (see `dragoman model list`), a local Hugging Face model
+    directory, or a hub id (only where the machine has internet)."""
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    """Where prepared models are cached."""
+
+
+class EngineSettings(ModelSettings):
+    # The seed measured 2-20 concurrent requests per server; 16 sequences kept decode fast with
+    # the best tail latency, while 64 left slots empty and slowed every step.
+    max_num_seqs: int = Field(default=16, ge=1, le=1024)
+    """Most sequences the engine decodes in one step (continuous-batching width)."""
+
+    max_num_batched_tokens: int = Field(default=8192, ge=256)
+    """Token budget of one engine step (prefill chunks plus decodes); the seed's tuned value."""
+
+    gpu_memory_utilization: float = Field(default=0.3, gt=0.0, le=1.0)
+    """Share of accelerator memory for weights and KV cache (GPU only; the seed's 0.3 left room
+    for other models on the same card)."""
+
+    max_model_len: int = Field(default=2048, ge=128)
+    """Longest prompt plus output, in tokens; longer texts are refused with 413."""
+
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
+    """Weights and activations dtype."""
+
+    cpu_kvcache_space_gib: int = Field(default=2, ge=1)
+    """KV-cache size in GiB on a CPU engine (sets VLLM_CPU_KVCACHE_SPACE); 2 holds 16-32
+    sequences of 1024 tokens with the 0.5B model."""
+
+    enforce_eager: bool | None = None
+    """Skip graph capture/compilation. Default: on for CPU (start-up 40 s instead of 90 s),
+    off for GPU (CUDA graphs speed up decode)."""
+
+    max_output_tokens: int = Field(default=512, ge=8)
+    """Hard cap on tokens generated for one text."""
+
+    output_ratio: float = Field(default=3.0, gt=0.0)
+    """Output budget per input token: max_tokens = min(cap, ratio * input + 16). Bounds the
+    damage of a decoding loop."""
+
+    repetition_penalty: float = Field(default=1.05, ge=1.0, le=2.0)
+    """Penalty on already-generated tokens; with greedy decoding a small one breaks loops."""
+
+    repeat_window: int = Field(default=8, ge=0)
+    """Stop a translation whose output repeats one 1-4 token unit this many times in a row
+    (finish_reason "repetition"); 0 disables the guard."""
+
+
+class ServeSettings(EngineSettings):
+    host: str = "127.0.0.1"
+    """Address to bind."""
+
+    port: int = Field(default=8000, ge=0, le=65535)
+    """Port to bind."""
+
+    max_items: int = Field(default=64, ge=1)
+    """Most texts in one list request."""
+
+    max_text_chars: int = Field(default=20_000, ge=1)
+    """Longest text accepted before tokenising (longer: 413)."""
+
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """Log level of the server."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ServeSettings:
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError("max_num_batched_tokens must be >= max_num_seqs")
+        return self
+
+
+class TranslateSettings(EngineSettings):
+    text: CliPositionalArg[str]
+    """Text to translate ('-' reads standard input)."""
+
+    to: str = "fr"
+    """Target language (ISO 639-1)."""
+
+    source: str = "en"
+    """Source language (ISO 639-1)."""
+
+    server: str = "http://127.0.0.1:8000"
+    """A running dragoman server to ask; when none answers there, the engine is started here."""
