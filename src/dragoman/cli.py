@@ -31,7 +31,7 @@ DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists 
 
 
 def parse(cls: type[S], args: list[str], prog: str) -> S:
-    return cls(_cli_parse_args=args, _cli_prog_name=prog)  # type: ignore[call-arg]
+    return cls(_cli_parse_args=args, _cli_prog_name=prog)
 
 
 def _take_config(args: list[str]) -> list[str]:
@@ -85,7 +85,9 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     for words, command in sorted(COMMANDS.items(), key=lambda kv: -len(kv[0])):
         if tuple(args[: len(words)]) == words:
             try:

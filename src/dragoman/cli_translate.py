@@ -26,10 +26,14 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
         )
     except httpx.ConnectError:
         return None
-    body = reply.json()
-    if reply.status_code != 200:
-        raise _ServerError(body.get("error", {}).get("message", reply.text))
-    return str(body["translations"][0]["text"])
+    try:
+        body = reply.json()
+        if reply.status_code == 200:
+            return str(body["translations"][0]["text"])
+        message = body["error"]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        message = f"{s.server} answered {reply.status_code} and is not a dragoman server"
+    raise _ServerError(str(message))
 
 
 async def _local(s: TranslateSettings, text: str) -> str:
@@ -39,10 +43,10 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
 
-    if s.model in CATALOGUE:
-        prepare(s.model, s.data_dir)
     langs = languages_for(s)  # type: ignore[arg-type]
     check_pair(s.source, s.to, langs)
+    if s.model in CATALOGUE:
+        prepare(s.model, s.data_dir)
     print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)
     async with open_vllm(s, langs) as translator:
         return (await translator.translate(text, s.source, s.to)).text

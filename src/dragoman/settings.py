@@ -102,9 +102,10 @@ class EngineSettings(ModelSettings):
     repetition_penalty: float = Field(default=1.05, ge=1.0, le=2.0)
     """Penalty on already-generated tokens; with greedy decoding a small one breaks loops."""
 
-    repeat_window: int = Field(default=8, ge=0)
-    """Stop a translation whose output repeats one 1-4 token unit this many times in a row
-    (finish_reason "repetition"); 0 disables the guard."""
+    repeat_window: int = Field(default=16, ge=0)
+    """Stop a translation whose output ends in one unit of 1-16 tokens repeated back to back (3+
+    copies) over at least this many tokens; the repeats are cut and finish_reason is
+    "repetition". 0 disables the guard."""
 
 
 class ServeSettings(EngineSettings):

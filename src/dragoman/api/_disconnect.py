@@ -4,7 +4,6 @@ cancelling an engine request aborts it inside vLLM (as vLLM's own server does)."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -28,11 +27,11 @@ async def cancel_on_disconnect(request: Request, work: Coroutine[Any, Any, T]) -
     try:
         await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        if not task.done():
-            task.cancel()
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await watcher
+        for t in (task, watcher):
+            if not t.done():
+                t.cancel()
+        # Wait for the cancellations to land, so engine aborts happen before we answer.
+        await asyncio.gather(task, watcher, return_exceptions=True)
     if task.cancelled():
         raise ClientClosed("client disconnected")
     return task.result()

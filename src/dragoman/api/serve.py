@@ -26,6 +26,7 @@ def languages_for(settings: ServeSettings) -> tuple[str, ...]:
 def serve(settings: ServeSettings) -> None:
     from dragoman.engine.vllm_engine import open_vllm
 
+    logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     if settings.model in CATALOGUE:
         prepare(settings.model, settings.data_dir)  # instant when already prepared
     langs = languages_for(settings)

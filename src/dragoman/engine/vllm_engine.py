@@ -60,11 +60,13 @@ class VllmTranslator:
 
         self._engine = engine
         self._settings = settings
-        self._tokenizer = engine.get_tokenizer()
+        self._tokenizer: Any = engine.get_tokenizer()
         self.model_name = settings.model
         self.languages = languages
         # The guard needs to see tokens as they come; without it only the final output matters.
-        kind = RequestOutputKind.CUMULATIVE if settings.repeat_window else RequestOutputKind.FINAL_ONLY
+        kind = (
+            RequestOutputKind.CUMULATIVE if settings.repeat_window else RequestOutputKind.FINAL_ONLY
+        )
         self._base_params = SamplingParams(
             temperature=0.0,
             repetition_penalty=settings.repetition_penalty,
@@ -96,7 +98,9 @@ class VllmTranslator:
 
         ids = self._prompt_ids(text, source, target)
         text_tokens = max(1, len(ids) - self._prefix_len)
-        budget = output_budget(text_tokens, self._settings.output_ratio, self._settings.max_output_tokens)
+        budget = output_budget(
+            text_tokens, self._settings.output_ratio, self._settings.max_output_tokens
+        )
         room = self._settings.max_model_len - len(ids)
         if room < min(budget, 16):
             raise TextTooLong(
@@ -166,7 +170,9 @@ def _timings(metrics: Any, wall: float) -> tuple[float, float]:
 
 
 @asynccontextmanager
-async def open_vllm(settings: EngineSettings, languages: tuple[str, ...]) -> AsyncIterator[VllmTranslator]:
+async def open_vllm(
+    settings: EngineSettings, languages: tuple[str, ...]
+) -> AsyncIterator[VllmTranslator]:
     """Build the engine, yield a translator over it, always shut the engine down."""
     model_path = resolve_model(settings.model, settings.data_dir)
     # vLLM's CPU backend sizes its KV cache from this variable, read when the engine starts.

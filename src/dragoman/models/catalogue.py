@@ -30,9 +30,7 @@ class CatalogueModel:
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
-    return tuple(
-        Chunk(package.format(n=n), name.format(n=n)) for n in range(1, count + 1)
-    )
+    return tuple(Chunk(package.format(n=n), name.format(n=n)) for n in range(1, count + 1))
 
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct"

@@ -39,7 +39,9 @@ def run_prepare(settings: ModelSettings) -> None:
             bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
 
         path = prepare(settings.model, settings.data_dir, progress)
-    console.print(f"[green]ready[/] {settings.model} at {path} ({time.monotonic() - started:.0f} s)")
+    console.print(
+        f"[green]ready[/] {settings.model} at {path} ({time.monotonic() - started:.0f} s)"
+    )
 
 
 def run_list(settings: ModelSettings) -> None:

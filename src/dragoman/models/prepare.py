@@ -89,9 +89,7 @@ def assemble(entry: CatalogueModel, dest: Path, progress: Progress = _no_progres
                     done += len(block)
                     progress("assemble", done, total)
     if digest.hexdigest() != entry.sha256:
-        raise ModelError(
-            f"{entry.name}: sha256 {digest.hexdigest()} does not match {entry.sha256}"
-        )
+        raise ModelError(f"{entry.name}: sha256 {digest.hexdigest()} does not match {entry.sha256}")
     return dest
 
 
@@ -106,7 +104,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     )
     # transformers 5 marks a GGUF-loaded model as quantized and refuses to save it; the weights
     # are already dequantized, so the marks are stale.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)

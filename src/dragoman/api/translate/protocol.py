@@ -25,7 +25,9 @@ class TranslateRequest(BaseModel):
         for i, item in enumerate(items):
             if not item.strip():
                 where = "text" if isinstance(value, str) else f"text[{i}]"
-                raise PydanticCustomError("empty_text", "{where} must not be empty", {"where": where})
+                raise PydanticCustomError(
+                    "empty_text", "{where} must not be empty", {"where": where}
+                )
         return value
 
     @field_validator("source_lang", "target_lang")

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from dragoman.api.app import build_app
+from dragoman.settings import ServeSettings
+from tests.fakes import FakeTranslator, factory_for
+
+
+async def test_health_ok_and_ready_when_engine_loaded(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/health")).json() == {"status": "ok", "engine": "ready"}
+    r = await client.get("/ready")
+    assert r.status_code == 200
+    assert r.json() == {"status": "ready", "model": "fake", "requests_unfinished": 0}
+
+
+async def test_ready_is_503_and_translate_503_while_engine_loads(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    app = build_app(ServeSettings(data_dir=tmp_path), factory_for(FakeTranslator(), load_delay=30))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            assert (await c.get("/health")).json() == {"status": "ok", "engine": "loading"}
+            r = await c.get("/ready")
+            assert r.status_code == 503
+            assert r.json()["error"]["code"] == "engine_not_ready"
+            r = await c.post(
+                "/v1/translate", json={"text": "Hi", "source_lang": "en", "target_lang": "fr"}
+            )
+            assert r.status_code == 503
+            assert r.json()["error"] == {
+                "code": "engine_not_ready",
+                "message": "the model is still loading; retry shortly",
+            }
+
+
+async def test_engine_that_fails_to_load_reports_unhealthy_and_asks_to_stop(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    reasons: list[str] = []
+
+    def broken():  # type: ignore[no-untyped-def]
+        raise RuntimeError("no such model")
+
+    app = build_app(ServeSettings(data_dir=tmp_path), broken, on_fatal=reasons.append)
+    async with app.router.lifespan_context(app):
+        await asyncio.sleep(0.05)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            r = await c.get("/health")
+            assert r.status_code == 503
+            assert "no such model" in r.json()["error"]["message"]
+    assert reasons == ["engine failed to start: no such model"]
+
+
+async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncClient) -> None:
+    await client.post("/v1/translate", json={"text": "a", "source_lang": "en", "target_lang": "fr"})
+    await client.post("/v1/translate", json={"text": "", "source_lang": "en", "target_lang": "fr"})
+    await client.get("/no/such/path/123")
+    text = (await client.get("/metrics")).text
+    assert (
+        'dragoman_http_requests_total{method="POST",route="/v1/translate",status="200"} 1.0' in text
+    )
+    assert (
+        'dragoman_http_requests_total{method="POST",route="/v1/translate",status="422"} 1.0' in text
+    )
+    # Unmatched paths collapse into one label value instead of one per path.
+    assert 'route="other",status="404"' in text
+    assert "/no/such/path" not in text
+    assert 'dragoman_translations_total{finish_reason="stop"} 1.0' in text
+    assert "dragoman_http_request_duration_seconds_bucket" in text
+    assert "dragoman_http_requests_in_flight" in text
+
+
+async def test_openapi_docs_are_served(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/docs")).status_code == 200
+    spec = (await client.get("/openapi.json")).json()
+    assert "/v1/translate" in spec["paths"]

@@ -1,0 +1,118 @@
+"""Model preparation on small chunk packages made here; conversion itself runs in the
+integration tier (scripts/test prepares the real default model before pytest)."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from dragoman.errors import ModelError
+from dragoman.models import prepare as prep
+from dragoman.models.catalogue import CatalogueModel, Chunk
+
+
+@pytest.fixture
+def chunked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CatalogueModel:
+    """Three tiny importable packages, each holding one chunk of a 'model'."""
+    blob = bytes(range(256)) * 100
+    parts = [blob[:9000], blob[9000:20000], blob[20000:]]
+    site = tmp_path / "site"
+    for n, part in enumerate(parts, 1):
+        pkg = site / f"fakepart{n}"
+        (pkg / "data").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "data" / f"part{n}.bin").write_bytes(part)
+    monkeypatch.syspath_prepend(str(site))
+    for n in range(1, 4):
+        sys.modules.pop(f"fakepart{n}", None)
+    return CatalogueModel(
+        name="tiny", description="", gguf_name="tiny.gguf",
+        chunks=tuple(Chunk(f"fakepart{n}", f"data/part{n}.bin") for n in range(1, 4)),
+        size=len(blob), sha256=hashlib.sha256(blob).hexdigest(), languages=("en",),
+        pip_packages=("fakepart1", "fakepart2", "fakepart3"),
+    )  # fmt: skip
+
+
+def test_assemble_concatenates_in_order_and_verifies(
+    chunked: CatalogueModel, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, int, int]] = []
+    out = prep.assemble(chunked, tmp_path / "m.gguf", lambda *a: seen.append(a))
+    assert out.read_bytes() == bytes(range(256)) * 100
+    assert seen[-1] == ("assemble", chunked.size, chunked.size)
+
+
+def test_assemble_refuses_wrong_checksum(chunked: CatalogueModel, tmp_path: Path) -> None:
+    bad = CatalogueModel(**{**chunked.__dict__, "sha256": "0" * 64})
+    with pytest.raises(ModelError, match="does not match"):
+        prep.assemble(bad, tmp_path / "m.gguf")
+
+
+def test_assemble_refuses_wrong_size(chunked: CatalogueModel, tmp_path: Path) -> None:
+    bad = CatalogueModel(**{**chunked.__dict__, "size": chunked.size + 1})
+    with pytest.raises(ModelError, match="expected"):
+        prep.assemble(bad, tmp_path / "m.gguf")
+
+
+def test_missing_chunk_package_names_the_install(chunked: CatalogueModel) -> None:
+    bad = CatalogueModel(
+        **{**chunked.__dict__, "chunks": (*chunked.chunks, Chunk("nosuchpart9", "x.bin"))}
+    )
+    with pytest.raises(ModelError, match="pip install fakepart1 fakepart2 fakepart3"):
+        prep.chunk_files(bad)
+
+
+def test_prepare_is_atomic_and_idempotent(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    calls: list[Path] = []
+
+    def fake_convert(gguf: Path, out: Path) -> None:
+        calls.append(gguf)
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    def failing_convert(gguf: Path, out: Path) -> None:
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+        raise ModelError("conversion failed")
+
+    data = tmp_path / "data"
+    monkeypatch.setattr(prep, "convert_gguf", failing_convert)
+    with pytest.raises(ModelError):
+        prep.prepare("tiny", data)
+    assert not prep.model_dir(data, "tiny").exists()
+    assert list((data / "models").iterdir()) == []  # no temp directory left behind
+
+    monkeypatch.setattr(prep, "convert_gguf", fake_convert)
+    path = prep.prepare("tiny", data)
+    assert prep.is_prepared(path)
+    assert prep.prepare("tiny", data) == path
+    assert len(calls) == 1
+
+
+def test_unknown_catalogue_name(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="unknown model 'nope'"):
+        prep.prepare("nope", tmp_path)
+
+
+def test_resolve_model_unprepared_default_says_what_to_run(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="run `dragoman model prepare`"):
+        prep.resolve_model("qwen2.5-coder-0.5b-instruct", tmp_path)
+
+
+def test_resolve_model_local_dir_needs_config(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=r"no config\.json"):
+        prep.resolve_model(str(tmp_path), tmp_path)
+    (tmp_path / "config.json").write_text("{}")
+    assert prep.resolve_model(str(tmp_path), tmp_path) == str(tmp_path.resolve())
+
+
+def test_resolve_model_hub_id_passes_through(tmp_path: Path) -> None:
+    assert (
+        prep.resolve_model("Qwen/Qwen2.5-0.5B-Instruct", tmp_path) == "Qwen/Qwen2.5-0.5B-Instruct"
+    )
