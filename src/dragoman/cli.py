@@ -24,6 +24,7 @@ commands:
   translate TEXT   translate one text on the command line (--to fr --from en)
   model prepare    assemble, verify and convert the embedded default model
   model list       list the models dragoman can prepare
+  bench            load-test architectures side by side; results, tables and plots
 
 Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
 DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
@@ -75,11 +76,19 @@ def cmd_model_list(args: list[str]) -> None:
     run_list(parse(ModelSettings, args, "dragoman model list"))
 
 
+def cmd_bench(args: list[str]) -> None:
+    from dragoman.bench.runner import run_bench
+    from dragoman.settings import BenchSettings
+
+    run_bench(parse(BenchSettings, args, "dragoman bench"))
+
+
 COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("serve",): cmd_serve,
     ("translate",): cmd_translate,
     ("model", "prepare"): cmd_model_prepare,
     ("model", "list"): cmd_model_list,
+    ("bench",): cmd_bench,
 }
 
 

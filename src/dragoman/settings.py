@@ -121,6 +121,13 @@ class ServeSettings(EngineSettings):
     max_text_chars: int = Field(default=20_000, ge=1)
     """Longest text accepted before tokenising (longer: 413)."""
 
+    architecture: Literal["continuous", "multiprocess", "static-batch"] = "continuous"
+    """Request path. `continuous` is dragoman. `multiprocess` and `static-batch` are the seed's
+    old architectures, kept only as benchmark baselines: never deploy them."""
+
+    workers: int = Field(default=1, ge=1, le=8)
+    """Worker processes (each with its own model copy) for the baseline architectures."""
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level of the server."""
 
@@ -143,3 +150,55 @@ class TranslateSettings(EngineSettings):
 
     server: str = "http://127.0.0.1:8000"
     """A running dragoman server to ask; when none answers there, the engine is started here."""
+
+
+class BenchSettings(EngineSettings):
+    url: str | None = None
+    """Bench this running dragoman server instead of starting the architectures."""
+
+    server_pid: int | None = None
+    """PID of the server at --url, to sample its CPU (optional)."""
+
+    architectures: list[str] = [
+        "continuous",
+        "multiprocess",
+        "multiprocess-2",
+        "static-batch",
+        "vllm-serve",
+    ]
+    """Architectures to start and compare, one after another, same model and settings:
+    continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines) and
+    vllm-serve (vLLM's own OpenAI-compatible server, the peer)."""
+
+    workload: Literal["uniform", "variable", "ui"] = "variable"
+    """uniform: one sentence length; variable: 10-200 tokens mixed; ui: real UI strings."""
+
+    workload_size: int = Field(default=400, ge=1)
+    """Distinct texts in the workload (cycled if a level needs more)."""
+
+    seed: int = 0
+    """Seed of the workload and of Poisson arrivals."""
+
+    concurrency: list[int] = [1, 5, 10, 15, 20, 25]
+    """Closed-loop concurrency levels (the seed's)."""
+
+    rates: list[float] = []
+    """Open-loop Poisson arrival rates (requests/s), after the closed-loop levels."""
+
+    requests_per_level: int = Field(default=60, ge=1)
+    """Most requests per level."""
+
+    seconds_per_level: float = Field(default=60.0, gt=0)
+    """Most seconds per level (requests in flight are still awaited)."""
+
+    offline: bool = True
+    """Measure the offline engine's ceiling on the same prompts first."""
+
+    offline_requests: int = Field(default=120, ge=1)
+    """Prompts submitted at once for the ceiling."""
+
+    out: Path = Path("benchmarks/results/latest")
+    """Results folder: results.json, results.md, PNG plots, server logs."""
+
+    label: str = ""
+    """Free text naming the run (machine, purpose)."""

@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import LiveServer
+from dragoman.bench.servers import Launched
 
 pytestmark = pytest.mark.integration
 
 
-def test_translate_command_asks_the_running_server(live_server: LiveServer) -> None:
+def test_translate_command_asks_the_running_server(live_server: Launched) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "dragoman", "translate", "Thank you very much for your help.",
          "--to", "fr", "--server", live_server.url],
@@ -19,7 +19,7 @@ def test_translate_command_asks_the_running_server(live_server: LiveServer) -> N
     assert "Merci" in out.stdout
 
 
-def test_translate_command_bad_language_is_a_one_line_error(live_server: LiveServer) -> None:
+def test_translate_command_bad_language_is_a_one_line_error(live_server: Launched) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "dragoman", "translate", "Hello", "--to", "xx",
          "--server", live_server.url],

@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from tests.integration.conftest import LiveServer
+from dragoman.bench.servers import Launched
 
 pytestmark = pytest.mark.integration
 
@@ -87,7 +87,7 @@ async def test_bad_input_is_a_clear_4xx(
     assert r.json()["error"]["message"]
 
 
-def test_engine_not_ready_was_503_while_loading(live_server: LiveServer) -> None:
+def test_engine_not_ready_was_503_while_loading(live_server: Launched) -> None:
     assert live_server.during_load, "the engine loaded before any request could be made"
     (_, ready_status, _ready_body), (_, tr_status, tr_body) = live_server.during_load
     assert ready_status == 503
@@ -126,7 +126,7 @@ async def test_metrics_show_engine_gauges(client: httpx.AsyncClient) -> None:
         assert name in text, name
 
 
-async def test_client_disconnect_aborts_engine_requests(live_server: LiveServer) -> None:
+async def test_client_disconnect_aborts_engine_requests(live_server: Launched) -> None:
     long_text = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 12)
     async with httpx.AsyncClient(base_url=live_server.url, timeout=120) as watcher:
 

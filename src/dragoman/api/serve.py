@@ -32,7 +32,13 @@ def serve(settings: ServeSettings) -> None:
     langs = languages_for(settings)
 
     def factory() -> AbstractAsyncContextManager[Translator]:
-        return open_vllm(settings, langs)
+        if settings.architecture == "continuous":
+            return open_vllm(settings, langs)
+        from dragoman.engine.baselines import open_baseline
+
+        log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
+        batch = settings.architecture == "static-batch"
+        return open_baseline(settings, langs, settings.workers, batch)
 
     server: uvicorn.Server | None = None
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from dragoman.errors import TextTooLong
 from dragoman.languages import language_name
 
 SYSTEM = "You are a professional translator. Reply with the translation only, no notes."
@@ -47,3 +49,34 @@ def repetition_start(
             start -= unit
         return start + unit
     return None
+
+
+class PromptBuilder:
+    """Chat-template prompts as token ids, and each text's output budget. Shared by every
+    architecture (and the benchmark's offline and peer modes) so all see identical work."""
+
+    def __init__(self, tokenizer: Any, max_model_len: int, ratio: float, cap: int) -> None:
+        self.tokenizer = tokenizer
+        self.max_model_len = max_model_len
+        self.ratio = ratio
+        self.cap = cap
+        self._prefix_len = len(self.prompt_ids("", "en", "fr"))
+
+    def prompt_ids(self, text: str, source: str, target: str) -> list[int]:
+        prompt = self.tokenizer.apply_chat_template(
+            chat_messages(text, source, target), tokenize=False, add_generation_prompt=True
+        )
+        return list(self.tokenizer.encode(prompt, add_special_tokens=False))
+
+    def build(self, text: str, source: str, target: str) -> tuple[list[int], int]:
+        """(prompt token ids, max output tokens); TextTooLong when the model has no room."""
+        ids = self.prompt_ids(text, source, target)
+        text_tokens = max(1, len(ids) - self._prefix_len)
+        budget = output_budget(text_tokens, self.ratio, self.cap)
+        room = self.max_model_len - len(ids)
+        if room < min(budget, 16):
+            raise TextTooLong(
+                f"text is {text_tokens} tokens; this model accepts about "
+                f"{self.max_model_len - self._prefix_len - 16} tokens per text"
+            )
+        return ids, min(budget, room)

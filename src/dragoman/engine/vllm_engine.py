@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from dragoman.engine.prompts import chat_messages, output_budget, repetition_start
+from dragoman.engine.prompts import PromptBuilder, repetition_start
 from dragoman.engine.protocol import FinishReason, Translation
-from dragoman.errors import EngineDead, EngineFailed, TextTooLong
+from dragoman.errors import EngineDead, EngineFailed
 from dragoman.models.prepare import resolve_model
 
 if TYPE_CHECKING:
@@ -34,23 +34,27 @@ def is_cpu_platform() -> bool:
     return bool(current_platform.is_cpu())
 
 
-def engine_args(settings: EngineSettings, model_path: str) -> Any:
-    from vllm.engine.arg_utils import AsyncEngineArgs
-
+def engine_kwargs(settings: EngineSettings, model_path: str) -> dict[str, Any]:
+    """Engine settings shared by the async engine, the baselines' offline `LLM` and the
+    benchmark's ceiling, so every architecture runs the same engine the same way."""
     cpu = is_cpu_platform()
     eager = settings.enforce_eager if settings.enforce_eager is not None else cpu
-    return AsyncEngineArgs(
-        model=model_path,
-        served_model_name=[settings.model],
-        dtype=settings.dtype,
-        max_model_len=settings.max_model_len,
-        max_num_seqs=settings.max_num_seqs,
-        max_num_batched_tokens=settings.max_num_batched_tokens,
-        gpu_memory_utilization=settings.gpu_memory_utilization,
-        enforce_eager=eager,
-        seed=0,
-        disable_log_stats=False,  # request metrics (queue/inference time) and Prometheus gauges
-    )
+    return {
+        "model": model_path,
+        "served_model_name": [settings.model],
+        "dtype": settings.dtype,
+        "max_model_len": settings.max_model_len,
+        "max_num_seqs": settings.max_num_seqs,
+        "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "gpu_memory_utilization": settings.gpu_memory_utilization,
+        "enforce_eager": eager,
+        "seed": 0,
+    }
+
+
+def set_cpu_kvcache(settings: EngineSettings) -> None:
+    # vLLM's CPU backend sizes its KV cache from this variable, read when the engine starts.
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kvcache_space_gib))
 
 
 class VllmTranslator:
@@ -73,13 +77,10 @@ class VllmTranslator:
             output_kind=kind,
             skip_special_tokens=True,
         )
-        self._prefix_len = len(self._prompt_ids("", "en", "fr"))
-
-    def _prompt_ids(self, text: str, source: str, target: str) -> list[int]:
-        prompt = self._tokenizer.apply_chat_template(
-            chat_messages(text, source, target), tokenize=False, add_generation_prompt=True
-        )
-        return list(self._tokenizer.encode(prompt, add_special_tokens=False))
+        self.prompts = PromptBuilder(
+            self._tokenizer, settings.max_model_len, settings.output_ratio,
+            settings.max_output_tokens,
+        )  # fmt: skip
 
     def num_unfinished_requests(self) -> int:
         return int(self._engine.get_num_unfinished_requests())
@@ -96,19 +97,9 @@ class VllmTranslator:
         from vllm.inputs import TokensPrompt
         from vllm.v1.engine.exceptions import EngineDeadError
 
-        ids = self._prompt_ids(text, source, target)
-        text_tokens = max(1, len(ids) - self._prefix_len)
-        budget = output_budget(
-            text_tokens, self._settings.output_ratio, self._settings.max_output_tokens
-        )
-        room = self._settings.max_model_len - len(ids)
-        if room < min(budget, 16):
-            raise TextTooLong(
-                f"text is {text_tokens} tokens; this model accepts about "
-                f"{self._settings.max_model_len - self._prefix_len - 16} tokens per text"
-            )
+        ids, max_tokens = self.prompts.build(text, source, target)
         params = self._base_params.clone()
-        params.max_tokens = min(budget, room)
+        params.max_tokens = max_tokens
 
         request_id = uuid.uuid4().hex
         started = time.monotonic()
@@ -175,11 +166,12 @@ async def open_vllm(
 ) -> AsyncIterator[VllmTranslator]:
     """Build the engine, yield a translator over it, always shut the engine down."""
     model_path = resolve_model(settings.model, settings.data_dir)
-    # vLLM's CPU backend sizes its KV cache from this variable, read when the engine starts.
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kvcache_space_gib))
+    set_cpu_kvcache(settings)
+    from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.v1.engine.async_llm import AsyncLLM
 
-    args = engine_args(settings, model_path)
+    # log stats: per-request metrics (queue/inference time) and the Prometheus gauges
+    args = AsyncEngineArgs(**engine_kwargs(settings, model_path), disable_log_stats=False)
     started = time.monotonic()
     engine = await asyncio.to_thread(AsyncLLM.from_engine_args, args)
     try:

@@ -1,0 +1,235 @@
+"""`dragoman bench`: architectures side by side on one workload, one run, one results folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dragoman.bench import report, workloads
+from dragoman.bench.loadgen import Record, closed_loop, open_loop
+from dragoman.bench.monitor import Monitor
+from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
+from dragoman.bench.stats import LevelSummary, spikiness, summarise
+from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
+from dragoman.settings import BenchSettings
+
+# name -> (dragoman --architecture, --workers); "vllm-serve" is the peer.
+ARCHITECTURES: dict[str, tuple[str, int]] = {
+    "continuous": ("continuous", 1),
+    "multiprocess": ("multiprocess", 1),
+    "multiprocess-2": ("multiprocess", 2),
+    "static-batch": ("static-batch", 1),
+}
+PEER = "vllm-serve"
+
+
+@dataclass
+class Level:
+    mode: str  # "closed" or "poisson"
+    value: float  # concurrency or rate
+
+    @property
+    def label(self) -> str:
+        return f"c={int(self.value)}" if self.mode == "closed" else f"{self.value:g} req/s"
+
+
+def machine_label() -> str:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        gpu = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
+        return f"GPU {gpu}, {psutil.cpu_count()} cores"
+    except Exception:
+        mem = psutil.virtual_memory().total / 2**30
+        return f"CPU only, {psutil.cpu_count()} cores, {mem:.0f} GiB, {platform.machine()}"
+
+
+class Bench:
+    def __init__(self, s: BenchSettings, console: Console) -> None:
+        self.s = s
+        self.console = console
+        self.items = workloads.build(s.workload, s.workload_size, s.seed)
+        self.levels = [Level("closed", c) for c in s.concurrency] + [
+            Level("poisson", r) for r in s.rates
+        ]
+        self.out = s.out
+        self.logs = self.out / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+
+    def _budget(self) -> Any:
+        from transformers import AutoTokenizer
+
+        from dragoman.engine.prompts import PromptBuilder
+        from dragoman.models.prepare import resolve_model
+
+        tok = AutoTokenizer.from_pretrained(resolve_model(self.s.model, self.s.data_dir))
+        pb = PromptBuilder(tok, self.s.max_model_len, self.s.output_ratio, self.s.max_output_tokens)
+        return lambda item: pb.build(item.text, item.source, item.target)[1]
+
+    def launch(self, arch: str) -> tuple[Launched, Target]:
+        from dragoman.bench.servers import engine_flags
+        from dragoman.models.prepare import resolve_model
+
+        if arch == PEER:
+            path = resolve_model(self.s.model, self.s.data_dir)
+            server = launch_vllm_serve(self.logs, path, self.s)
+            target: Target = OpenAITarget(
+                server.url, self.s.model, self._budget(), self.s.repetition_penalty
+            )
+            return server, target
+        mode, workers = ARCHITECTURES[arch]
+        flags = [*engine_flags(self.s), "--architecture", mode, "--workers", str(workers),
+                 "--log-level", "warning"]  # fmt: skip
+        server = launch_dragoman(self.logs, *flags)
+        return server, DragomanTarget(server.url)
+
+    async def run_level(
+        self, target: Target, level: Level, pid: int | None, bar: Progress, task: Any
+    ) -> tuple[list[Record], Monitor]:
+        def tick(_: Record) -> None:
+            bar.advance(task)
+
+        monitor = Monitor(pid=pid).start()
+        try:
+            if level.mode == "closed":
+                records = await closed_loop(
+                    target, self.items, int(level.value), self.s.requests_per_level,
+                    self.s.seconds_per_level, tick,
+                )  # fmt: skip
+            else:
+                records = await open_loop(
+                    target, self.items, level.value, self.s.requests_per_level,
+                    self.s.seconds_per_level, self.s.seed, tick,
+                )  # fmt: skip
+        finally:
+            monitor.stop()
+        return records, monitor
+
+    async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
+        task = bar.add_task(f"{arch}: starting", total=None)
+        server, target = await asyncio.to_thread(self.launch, arch)
+        runs = []
+        try:
+            # Warm-up, not recorded: first-request costs are not the steady state.
+            await closed_loop(target, self.items[-4:], 2, 4, 60)
+            for level in self.levels:
+                bar.update(
+                    task,
+                    description=f"{arch} {level.label}",
+                    total=self.s.requests_per_level,
+                    completed=0,
+                )
+                records, monitor = await self.run_level(target, level, server.pid, bar, task)
+                series = monitor.series()
+                spiky = spikiness(series)
+                step = max(1, len(monitor.samples) // 600)
+                runs.append({
+                    "architecture": arch, "mode": level.mode, "load": level.label,
+                    "concurrency": level.value if level.mode == "closed" else None,
+                    "rate": level.value if level.mode == "poisson" else None,
+                    "summary": summarise(records).to_dict(),
+                    "utilisation": {"series": monitor.primary, **spiky.to_dict()},
+                    "timeline": {
+                        "series": monitor.primary,
+                        "t": [round(x.t, 2) for x in monitor.samples[::step]],
+                        "value": [round(v, 1) for v in series[::step]],
+                    },
+                    "records": [r.to_dict() for r in records],
+                    "server_start_s": round(server.start_seconds, 1),
+                })  # fmt: skip
+                self.console.log(f"{arch} {level.label}: " + _line(summarise(records)))
+        finally:
+            await asyncio.to_thread(server.stop)
+            bar.update(task, description=f"{arch}: done")
+        return runs
+
+    async def run(self) -> dict[str, Any]:
+        started = time.monotonic()
+        results: dict[str, Any] = {
+            "meta": {
+                "label": self.s.label,
+                "machine": machine_label(),
+                "model": self.s.model,
+                "workload": self.s.workload,
+                "seed": self.s.seed,
+                "requests_per_level": self.s.requests_per_level,
+                "seconds_per_level": self.s.seconds_per_level,
+                "settings": {
+                    "max_num_seqs": self.s.max_num_seqs,
+                    "max_num_batched_tokens": self.s.max_num_batched_tokens,
+                    "gpu_memory_utilization": self.s.gpu_memory_utilization,
+                    "dtype": self.s.dtype,
+                    "enforce_eager": self.s.enforce_eager,
+                    "max_output_tokens": self.s.max_output_tokens,
+                },
+                "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            },
+            "runs": [],
+        }
+        if self.s.offline:
+            from dragoman.bench.offline import offline_ceiling
+
+            with self.console.status("offline ceiling: all prompts at once"):
+                n = min(len(self.items), self.s.offline_requests)
+                results["offline"] = await asyncio.to_thread(
+                    offline_ceiling, self.s, self.items[:n]
+                )
+            self.console.log(f"offline ceiling: {results['offline']['rps']:.2f} req/s")
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=self.console,
+        ) as bar:  # fmt: skip
+            if self.s.url:
+                target = DragomanTarget(self.s.url.rstrip("/"))
+                task = bar.add_task("server", total=self.s.requests_per_level)
+                for level in self.levels:
+                    records, monitor = await self.run_level(
+                        target, level, self.s.server_pid, bar, task
+                    )
+                    results["runs"].append({
+                        "architecture": "server", "mode": level.mode, "load": level.label,
+                        "concurrency": level.value if level.mode == "closed" else None,
+                        "summary": summarise(records).to_dict(),
+                        "utilisation": spikiness(monitor.series()).to_dict(),
+                        "records": [r.to_dict() for r in records],
+                    })  # fmt: skip
+            else:
+                for arch in self.s.architectures:
+                    results["runs"] += await self.run_arch(arch, bar)
+        results["meta"]["elapsed_s"] = time.monotonic() - started
+        from dragoman.bench.verdicts import verdicts
+
+        results["verdicts"] = verdicts(results, self.s.max_num_seqs)
+        return results
+
+
+def _line(s: LevelSummary) -> str:
+    return (
+        f"{s.rps:.2f} req/s, {s.output_tokens_per_s:.0f} tok/s, p50 {s.latency_p50_s:.2f} s, "
+        f"p99 {s.latency_p99_s:.2f} s, errors {s.errors}"
+    )
+
+
+def run_bench(s: BenchSettings) -> None:
+    console = Console(stderr=True)
+    results = asyncio.run(Bench(s, console).run())
+    paths = report.write(results, s.out)
+    console.print(report.markdown(results))
+    for p in paths:
+        console.print(f"wrote {p}")
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

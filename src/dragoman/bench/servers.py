@@ -1,0 +1,137 @@
+"""Start and stop servers on 127.0.0.1 for benchmarks and integration tests: dragoman (any
+architecture) or vLLM's own OpenAI-compatible server with the same model and settings."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from dragoman.settings import EngineSettings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Launched:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    start_seconds: float = 0.0
+    # Answers seen while the engine was still loading: (path, status, body).
+    during_load: list[tuple[str, int, dict[str, object]]] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def engine_flags(s: EngineSettings) -> list[str]:
+    flags = [
+        "--model", s.model, "--data-dir", str(s.data_dir), "--max-num-seqs", str(s.max_num_seqs),
+        "--max-num-batched-tokens", str(s.max_num_batched_tokens),
+        "--gpu-memory-utilization", str(s.gpu_memory_utilization),
+        "--max-model-len", str(s.max_model_len), "--dtype", s.dtype,
+        "--cpu-kvcache-space-gib", str(s.cpu_kvcache_space_gib),
+        "--max-output-tokens", str(s.max_output_tokens), "--output-ratio", str(s.output_ratio),
+        "--repetition-penalty", str(s.repetition_penalty), "--repeat-window", str(s.repeat_window),
+    ]  # fmt: skip
+    if s.enforce_eager is not None:
+        flags += ["--enforce-eager", str(s.enforce_eager).lower()]
+    return flags
+
+
+def _wait(launched: Launched, ready_path: str, timeout: float, probe: bool) -> Launched:
+    started = time.monotonic()
+    body = {"text": "Hello", "source_lang": "en", "target_lang": "fr"}
+    with httpx.Client(base_url=launched.url, timeout=10) as client:
+        while time.monotonic() - started < timeout:
+            if launched.process.poll() is not None:
+                raise RuntimeError(f"server exited: {launched.log.read_text()[-3000:]}")
+            try:
+                ready = client.get(ready_path)
+            except httpx.TransportError:
+                time.sleep(0.5)
+                continue
+            if ready.status_code == 200:
+                launched.start_seconds = time.monotonic() - started
+                return launched
+            if probe and not launched.during_load:
+                r = client.post("/v1/translate", json=body)
+                launched.during_load += [
+                    (ready_path, ready.status_code, ready.json()),
+                    ("/v1/translate", r.status_code, r.json()),
+                ]
+            time.sleep(0.5)
+    launched.stop()
+    raise RuntimeError(f"server not ready in {timeout} s: {launched.log.read_text()[-3000:]}")
+
+
+def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env or os.environ.copy()
+        )
+
+
+def launch_dragoman(
+    log_dir: Path, *args: str, timeout: float = 600.0, probe_while_loading: bool = False
+) -> Launched:
+    port = free_port()
+    log = log_dir / f"dragoman-{port}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "dragoman",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
+    return _wait(launched, "/ready", timeout, probe_while_loading)
+
+
+def launch_vllm_serve(
+    log_dir: Path, model_path: str, s: EngineSettings, timeout: float = 600.0
+) -> Launched:
+    """vLLM's own server, as a user wiring vLLM up by hand would run it, same engine settings."""
+    from dragoman.engine.vllm_engine import engine_kwargs
+
+    kw = engine_kwargs(s, model_path)
+    port = free_port()
+    log = log_dir / f"vllm-{port}.log"
+    cmd = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--host", "127.0.0.1",
+        "--port", str(port), "--model", model_path, "--served-model-name", s.model,
+        "--dtype", kw["dtype"], "--max-model-len", str(kw["max_model_len"]),
+        "--max-num-seqs", str(kw["max_num_seqs"]),
+        "--max-num-batched-tokens", str(kw["max_num_batched_tokens"]),
+        "--gpu-memory-utilization", str(kw["gpu_memory_utilization"]), "--seed", "0",
+    ]  # fmt: skip
+    if kw["enforce_eager"]:
+        cmd.append("--enforce-eager")
+    env = os.environ.copy()
+    env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(s.cpu_kvcache_space_gib))
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log, env), log)
+    return _wait(launched, "/health", timeout, False)

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dragoman.bench import report
+from dragoman.bench.verdicts import verdicts
+
+
+def run(arch: str, c: int, rps: float, p99: float = 2.0, queue: float = 0.01) -> dict[str, object]:
+    return {
+        "architecture": arch, "mode": "closed", "load": f"c={c}", "concurrency": c,
+        "summary": {"requests": 10, "ok": 10, "errors": 0, "duration_s": 5.0, "rps": rps,
+                    "output_tokens_per_s": rps * 30, "latency_p50_s": 1.0, "latency_p95_s": 1.5,
+                    "latency_p99_s": p99, "latency_mean_s": 1.1, "queue_share": queue,
+                    "inference_share": 0.9, "other_share": 0.09},
+        "utilisation": {"series": "process_cpu", "mean": 80.0, "cv": 0.1, "idle_share": 0.0,
+                        "flagged": False},
+        "timeline": {"series": "process_cpu", "t": [0.1, 0.2, 0.3], "value": [80, 85, 79]},
+    }  # fmt: skip
+
+
+RESULTS = {
+    "meta": {"label": "test", "workload": "variable", "seed": 0},
+    "offline": {"requests": 10, "seconds": 2.5, "rps": 4.0, "output_tokens_per_s": 140.0},
+    "runs": [
+        run("continuous", 1, 0.6),
+        run("continuous", 25, 3.7, queue=0.5),
+        run("multiprocess", 1, 0.5),
+        run("multiprocess", 25, 0.6),
+        run("multiprocess-2", 1, 0.5),
+        run("multiprocess-2", 25, 0.55),
+        run("vllm-serve", 1, 0.6),
+        run("vllm-serve", 25, 3.6, p99=2.5),
+    ],
+}
+
+
+def test_verdicts_check_each_target_against_the_same_run() -> None:
+    v = verdicts(RESULTS, max_num_seqs=16)
+    assert v[0].startswith("continuous at saturation (c=25) reaches 92% of the offline ceiling")
+    assert v[0].endswith("MET")
+    assert "continuous vs multiprocess at c=25: 6.17x throughput; target >= 4x: MET" in v
+    assert any(x.startswith("multiprocess with 2 workers") and x.endswith("MET") for x in v)
+    assert any("queue share" in x and "at most 1.0% (c=1" in x and x.endswith("MET") for x in v)
+    assert any(
+        x.startswith("continuous vs vllm serve at c=25: 103%") and x.endswith("MET") for x in v
+    )
+
+
+def test_verdicts_report_a_miss() -> None:
+    results = {**RESULTS, "offline": {**RESULTS["offline"], "rps": 10.0}}
+    assert verdicts(results, 16)[0].endswith("MISSED")
+
+
+def test_write_makes_json_markdown_and_plots(tmp_path: Path) -> None:
+    results = {**RESULTS, "verdicts": verdicts(RESULTS, 16)}
+    paths = report.write(results, tmp_path)
+    names = sorted(p.name for p in paths)
+    assert names == ["latency_vs_concurrency.png", "results.json", "results.md",
+                     "throughput_vs_concurrency.png", "utilisation_timeline.png"]  # fmt: skip
+    for p in paths:
+        assert p.stat().st_size > 0
+    assert json.loads((tmp_path / "results.json").read_text())["offline"]["rps"] == 4.0
+    md = (tmp_path / "results.md").read_text()
+    assert "| continuous | c=25 | 10/10 | 3.70 | 111.0 |" in md
+    assert "## Targets" in md
