@@ -24,7 +24,9 @@ commands:
   translate TEXT   translate one text on the command line (--to fr --from en)
   model prepare    assemble, verify and convert the embedded default model
   model list       list the models dragoman can prepare
+  route            proxy over several servers, by language pair and health
   bench            load-test architectures side by side; results, tables and plots
+  tune             sweep max_num_seqs (and batched tokens) and recommend settings
 
 Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
 DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
@@ -83,12 +85,28 @@ def cmd_bench(args: list[str]) -> None:
     run_bench(parse(BenchSettings, args, "dragoman bench"))
 
 
+def cmd_tune(args: list[str]) -> None:
+    from dragoman.bench.tune import run_tune
+    from dragoman.settings import TuneSettings
+
+    run_tune(parse(TuneSettings, args, "dragoman tune"))
+
+
+def cmd_route(args: list[str]) -> None:
+    from dragoman.router.app import route
+    from dragoman.settings import RouteSettings
+
+    route(parse(RouteSettings, args, "dragoman route"))
+
+
 COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("serve",): cmd_serve,
     ("translate",): cmd_translate,
     ("model", "prepare"): cmd_model_prepare,
     ("model", "list"): cmd_model_list,
     ("bench",): cmd_bench,
+    ("tune",): cmd_tune,
+    ("route",): cmd_route,
 }
 
 

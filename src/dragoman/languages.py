@@ -5,11 +5,26 @@ from __future__ import annotations
 from dragoman.errors import UnsupportedLanguage
 
 NAMES: dict[str, str] = {
-    "ar": "Arabic", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish",
-    "fr": "French", "id": "Indonesian", "it": "Italian", "ja": "Japanese", "ko": "Korean",
-    "nl": "Dutch", "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "th": "Thai",
-    "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
-}  # fmt: skip
+    "ar": "Arabic",
+    "cs": "Czech",
+    "de": "German",
+    "en": "English",
+    "es": "Spanish",
+    "fr": "French",
+    "id": "Indonesian",
+    "it": "Italian",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "pt": "Portuguese",
+    "ru": "Russian",
+    "th": "Thai",
+    "tr": "Turkish",
+    "uk": "Ukrainian",
+    "vi": "Vietnamese",
+    "zh": "Chinese",
+}
 
 
 def language_name(code: str) -> str:

@@ -23,29 +23,45 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
 
 
+class HttpMetrics:
+    """Requests, latency and in-flight count of one app, labelled by route template."""
+
+    def __init__(self, registry: CollectorRegistry, prefix: str) -> None:
+        self.requests = Counter(
+            f"{prefix}_http_requests_total",
+            "HTTP requests answered.",
+            ["route", "method", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            f"{prefix}_http_request_duration_seconds",
+            "Time to answer an HTTP request.",
+            ["route", "method"],
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            f"{prefix}_http_requests_in_flight", "HTTP requests being handled.", registry=registry
+        )
+
+
 class Metrics:
     def __init__(self, prefix: str = "dragoman") -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Counter(
-            f"{prefix}_http_requests_total", "HTTP requests answered.",
-            ["route", "method", "status"], registry=r,
-        )  # fmt: skip
-        self.latency = Histogram(
-            f"{prefix}_http_request_duration_seconds", "Time to answer an HTTP request.",
-            ["route", "method"], buckets=_LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
-        self.in_flight = Gauge(
-            f"{prefix}_http_requests_in_flight", "HTTP requests being handled.", registry=r
-        )
+        self.http = HttpMetrics(r, prefix)
         self.translations = Counter(
-            f"{prefix}_translations_total", "Texts translated, by how they ended.",
-            ["finish_reason"], registry=r,
-        )  # fmt: skip
+            f"{prefix}_translations_total",
+            "Texts translated, by how they ended.",
+            ["finish_reason"],
+            registry=r,
+        )
         self.tokens = Counter(
-            f"{prefix}_translation_tokens_total", "Tokens through the engine.",
-            ["direction"], registry=r,
-        )  # fmt: skip
+            f"{prefix}_translation_tokens_total",
+            "Tokens through the engine.",
+            ["direction"],
+            registry=r,
+        )
         self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
 
     def exposition(self) -> bytes:
@@ -61,7 +77,7 @@ def _route_of(scope: Scope) -> str:
 class MetricsMiddleware:
     """Pure ASGI (not BaseHTTPMiddleware) so client disconnects still reach the handlers."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: HttpMetrics) -> None:
         self.app = app
         self.metrics = metrics
 
@@ -86,3 +102,46 @@ class MetricsMiddleware:
             route, method = _route_of(scope), scope["method"]
             self.metrics.requests.labels(route, method, str(status)).inc()
             self.metrics.latency.labels(route, method).observe(time.perf_counter() - started)
+
+
+class RouterMetrics:
+    """The proxy's own metrics; the backend label takes configured backend names only."""
+
+    def __init__(self, prefix: str = "dragoman_router") -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.http = HttpMetrics(r, prefix)
+        self.upstream = Counter(
+            f"{prefix}_backend_requests_total",
+            "Requests sent to a backend, by answer status.",
+            ["backend", "status"],
+            registry=r,
+        )
+        self.errors = Counter(
+            f"{prefix}_backend_errors_total",
+            "Backend failures, by kind.",
+            ["backend", "kind"],
+            registry=r,
+        )
+        self.upstream_latency = Histogram(
+            f"{prefix}_backend_request_duration_seconds",
+            "Time a backend took to answer.",
+            ["backend"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.healthy = Gauge(
+            f"{prefix}_backend_healthy", "1 while the backend is admitted.", ["backend"], registry=r
+        )
+        self.outstanding = Gauge(
+            f"{prefix}_backend_outstanding",
+            "Requests in flight to the backend.",
+            ["backend"],
+            registry=r,
+        )
+        self.retries = Counter(
+            f"{prefix}_retries_total", "Requests retried on another backend.", registry=r
+        )
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     CliPositionalArg,
@@ -121,15 +121,29 @@ class ServeSettings(EngineSettings):
     max_text_chars: int = Field(default=20_000, ge=1)
     """Longest text accepted before tokenising (longer: 413)."""
 
-    architecture: Literal["continuous", "multiprocess", "static-batch"] = "continuous"
+    architecture: Literal["continuous", "multiprocess", "static-batch", "echo"] = "continuous"
     """Request path. `continuous` is dragoman. `multiprocess` and `static-batch` are the seed's
-    old architectures, kept only as benchmark baselines: never deploy them."""
+    old architectures, kept only as benchmark baselines; `echo` returns the text unchanged
+    (HTTP and proxy overhead measurements, routing tests). Deploy only `continuous`."""
+
+    echo_delay: float = Field(default=0.0, ge=0)
+    """Seconds the echo architecture waits before answering."""
+
+    languages: list[str] = []
+    """Serve only these languages (ISO 639-1, comma separated); default: all the model knows."""
 
     workers: int = Field(default=1, ge=1, le=8)
     """Worker processes (each with its own model copy) for the baseline architectures."""
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level of the server."""
+
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _split_languages(cls, value: object) -> object:
+        return (
+            [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+        )
 
     @model_validator(mode="after")
     def _check(self) -> ServeSettings:
@@ -202,3 +216,108 @@ class BenchSettings(EngineSettings):
 
     label: str = ""
     """Free text naming the run (machine, purpose)."""
+
+
+class TuneSettings(EngineSettings):
+    workload: Literal["uniform", "variable", "ui"] = "variable"
+    """Workload to tune on (use the one that looks like your traffic)."""
+
+    workload_size: int = Field(default=400, ge=1)
+    """Distinct texts in the workload."""
+
+    seed: int = 0
+    """Workload seed."""
+
+    seqs: list[int] = [1, 2, 4, 8, 16, 32]
+    """max_num_seqs values, tried in order until results degrade."""
+
+    batched_tokens: list[int] = [8192]
+    """max_num_batched_tokens choices; each gets its own max_num_seqs sweep."""
+
+    concurrency: list[int] = [5, 20]
+    """Concurrency profile (clients); the last level decides. The seed saw 2-20, peak 20."""
+
+    requests_per_level: int = Field(default=40, ge=1)
+    """Most requests per level."""
+
+    seconds_per_level: float = Field(default=60.0, gt=0)
+    """Most seconds per level."""
+
+    tolerance: float = Field(default=0.05, gt=0, lt=1)
+    """Relative change that counts: gains under it do not pay for worse latency."""
+
+    out: Path = Path("benchmarks/results/tune")
+    """Results folder: tune.json, tune.md, server logs."""
+
+
+class BackendSpec(BaseModel):
+    url: str
+    """Base URL of a dragoman server, e.g. http://127.0.0.1:8001."""
+
+    name: str = ""
+    """Label in metrics and logs (default b0, b1, ...)."""
+
+    pairs: list[str] = []
+    """Pairs it serves ("en-fr"); empty: learned from its /v1/languages."""
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"backend url {value!r} must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class RouteSettings(_Base):
+    backends: list[BackendSpec] = []
+    """Backends: in a TOML config ([[backends]] url/name/pairs), or as a JSON list on the
+    command line; `--backend-urls` is the short form."""
+
+    backend_urls: list[str] = []
+    """Backend URLs whose pairs are learned from their /v1/languages (comma separated)."""
+
+    host: str = "127.0.0.1"
+    """Address to bind."""
+
+    port: int = Field(default=8080, ge=0, le=65535)
+    """Port to bind."""
+
+    check_interval: float = Field(default=2.0, gt=0)
+    """Seconds between active health checks of each backend's /ready."""
+
+    check_timeout: float = Field(default=2.0, gt=0)
+    """Seconds a health check may take."""
+
+    fail_threshold: int = Field(default=2, ge=1)
+    """Consecutive failed checks (or 5xx answers) that eject a backend."""
+
+    recover_threshold: int = Field(default=2, ge=1)
+    """Consecutive passed checks that (re)admit a backend."""
+
+    max_in_flight: int = Field(default=64, ge=1)
+    """Most requests in flight to one backend; beyond it, 503 backends_busy."""
+
+    max_connections: int = Field(default=256, ge=1)
+    """Pooled connections to all backends together."""
+
+    timeout: float = Field(default=300.0, gt=0)
+    """Seconds a backend may take to answer one request."""
+
+    connect_timeout: float = Field(default=2.0, gt=0)
+    """Seconds to open a connection to a backend."""
+
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """Log level."""
+
+    @field_validator("backend_urls", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        items = value.split(",") if isinstance(value, str) else value
+        return [v.strip() for v in items if v.strip()] if isinstance(items, list) else items
+
+    @model_validator(mode="after")
+    def _merge(self) -> RouteSettings:
+        self.backends = [*self.backends, *(BackendSpec(url=u) for u in self.backend_urls)]
+        if not self.backends:
+            raise ValueError("no backends: give --backend-urls or [[backends]] in the config")
+        return self

@@ -14,9 +14,12 @@ from dragoman.bench.servers import Launched, launch_dragoman
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     server = launch_dragoman(
-        tmp_path_factory.mktemp("server"), "--max-items", "8", timeout=300,
+        tmp_path_factory.mktemp("server"),
+        "--max-items",
+        "8",
+        timeout=300,
         probe_while_loading=True,
-    )  # fmt: skip
+    )
     yield server
     server.stop()
 

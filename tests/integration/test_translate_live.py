@@ -118,11 +118,15 @@ async def test_metrics_show_engine_gauges(client: httpx.AsyncClient) -> None:
     await client.post("/v1/translate", json=body("Hello"))
     text = (await client.get("/metrics")).text
     for name in (
-        "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
-        "vllm:request_queue_time_seconds_bucket", "vllm:inter_token_latency_seconds_bucket",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:kv_cache_usage_perc",
+        "vllm:request_queue_time_seconds_bucket",
+        "vllm:inter_token_latency_seconds_bucket",
         "vllm:request_time_per_output_token_seconds_bucket",
-        "dragoman_http_requests_total", "dragoman_http_request_duration_seconds_bucket",
-    ):  # fmt: skip
+        "dragoman_http_requests_total",
+        "dragoman_http_request_duration_seconds_bucket",
+    ):
         assert name in text, name
 
 

@@ -37,7 +37,7 @@ def build_app(
     )
     app.state.settings = settings
     app.state.metrics = metrics
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     register_error_handlers(app)
     app.include_router(translate.router)
     app.include_router(system.router)

@@ -11,29 +11,43 @@ from dragoman.api.app import build_app
 from dragoman.engine.protocol import Translator
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import prepare
-from dragoman.settings import ServeSettings
+from dragoman.settings import EngineSettings, ServeSettings
 
 log = logging.getLogger(__name__)
 
 
-def languages_for(settings: ServeSettings) -> tuple[str, ...]:
+def languages_for(settings: EngineSettings) -> tuple[str, ...]:
+    from dragoman.errors import UnsupportedLanguage
     from dragoman.languages import NAMES
 
     entry = CATALOGUE.get(settings.model)
-    return entry.languages if entry else tuple(NAMES)
+    known = entry.languages if entry else tuple(NAMES)
+    wanted = getattr(settings, "languages", None)
+    if not wanted:
+        return known
+    unknown = [code for code in wanted if code not in known]
+    if unknown:
+        raise UnsupportedLanguage(
+            f"--languages: {', '.join(unknown)} not served by {settings.model}"
+        )
+    return tuple(wanted)
 
 
 def serve(settings: ServeSettings) -> None:
     from dragoman.engine.vllm_engine import open_vllm
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
-    if settings.model in CATALOGUE:
-        prepare(settings.model, settings.data_dir)  # instant when already prepared
     langs = languages_for(settings)
+    if settings.model in CATALOGUE and settings.architecture != "echo":
+        prepare(settings.model, settings.data_dir)  # instant when already prepared
 
     def factory() -> AbstractAsyncContextManager[Translator]:
         if settings.architecture == "continuous":
             return open_vllm(settings, langs)
+        if settings.architecture == "echo":
+            from dragoman.engine.echo import open_echo
+
+            return open_echo(f"echo:{settings.model}", langs, settings.echo_delay)
         from dragoman.engine.baselines import open_baseline
 
         log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
@@ -49,8 +63,11 @@ def serve(settings: ServeSettings) -> None:
 
     app = build_app(settings, factory, on_fatal)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=settings.log_level,
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
         timeout_graceful_shutdown=30,
-    )  # fmt: skip
+    )
     server = uvicorn.Server(config)
     server.run()

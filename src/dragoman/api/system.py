@@ -34,9 +34,12 @@ async def ready(host: HostDep, metrics: MetricsDep) -> JSONResponse:
         return error_response(exc.status_code, exc.code, exc.message)
     metrics.ready.set(1)
     return JSONResponse(
-        {"status": "ready", "model": translator.model_name,
-         "requests_unfinished": translator.num_unfinished_requests()}
-    )  # fmt: skip
+        {
+            "status": "ready",
+            "model": translator.model_name,
+            "requests_unfinished": translator.num_unfinished_requests(),
+        }
+    )
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -52,12 +52,19 @@ async def _one(
         reply = Reply(status=0, error=f"{type(exc).__name__}: {exc}"[:300])
     latency = time.perf_counter() - started
     return Record(
-        index=index, success=reply.status == 200 and reply.error is None,
-        status=reply.status or None, error=reply.error, start=started - t0, latency=latency,
-        input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-        queue_seconds=reply.queue_seconds, inference_seconds=reply.inference_seconds,
-        target_lang=item.target, approx_tokens=item.approx_tokens,
-    )  # fmt: skip
+        index=index,
+        success=reply.status == 200 and reply.error is None,
+        status=reply.status or None,
+        error=reply.error,
+        start=started - t0,
+        latency=latency,
+        input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens,
+        queue_seconds=reply.queue_seconds,
+        inference_seconds=reply.inference_seconds,
+        target_lang=item.target,
+        approx_tokens=item.approx_tokens,
+    )
 
 
 async def closed_loop(

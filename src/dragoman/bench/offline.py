@@ -23,9 +23,11 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
     set_cpu_kvcache(settings)
     llm = LLM(**engine_kwargs(settings, resolve_model(settings.model, settings.data_dir)))
     prompts = PromptBuilder(
-        llm.get_tokenizer(), settings.max_model_len, settings.output_ratio,
+        llm.get_tokenizer(),
+        settings.max_model_len,
+        settings.output_ratio,
         settings.max_output_tokens,
-    )  # fmt: skip
+    )
     built = [prompts.build(i.text, i.source, i.target) for i in items]
     params = [
         SamplingParams(
@@ -39,10 +41,15 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
     )
     seconds = time.perf_counter() - started
     tokens = sum(len(o.outputs[0].token_ids) for o in outs)
-    out.put({
-        "requests": len(items), "seconds": seconds, "rps": len(items) / seconds,
-        "output_tokens": tokens, "output_tokens_per_s": tokens / seconds,
-    })  # fmt: skip
+    out.put(
+        {
+            "requests": len(items),
+            "seconds": seconds,
+            "rps": len(items) / seconds,
+            "output_tokens": tokens,
+            "output_tokens_per_s": tokens / seconds,
+        }
+    )
 
 
 def offline_ceiling(settings: EngineSettings, items: Sequence[Item]) -> dict[str, Any]:

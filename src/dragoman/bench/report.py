@@ -129,8 +129,9 @@ def plots(results: dict[str, Any], out: Path) -> list[Path]:
 
     timelines = [(a, runs[-1]) for a, runs in by_arch.items() if runs[-1].get("timeline")]
     if timelines:
-        fig, axes = plt.subplots(len(timelines), 1, figsize=(8, 1.8 * len(timelines) + 0.6),
-                                 sharex=True, squeeze=False)  # fmt: skip
+        fig, axes = plt.subplots(
+            len(timelines), 1, figsize=(8, 1.8 * len(timelines) + 0.6), sharex=True, squeeze=False
+        )
         for ax, (arch, run) in zip(axes[:, 0], timelines, strict=True):
             tl = run["timeline"]
             ax.plot(tl["t"], tl["value"], lw=0.8)

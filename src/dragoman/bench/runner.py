@@ -89,8 +89,15 @@ class Bench:
             )
             return server, target
         mode, workers = ARCHITECTURES[arch]
-        flags = [*engine_flags(self.s), "--architecture", mode, "--workers", str(workers),
-                 "--log-level", "warning"]  # fmt: skip
+        flags = [
+            *engine_flags(self.s),
+            "--architecture",
+            mode,
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ]
         server = launch_dragoman(self.logs, *flags)
         return server, DragomanTarget(server.url)
 
@@ -104,14 +111,23 @@ class Bench:
         try:
             if level.mode == "closed":
                 records = await closed_loop(
-                    target, self.items, int(level.value), self.s.requests_per_level,
-                    self.s.seconds_per_level, tick,
-                )  # fmt: skip
+                    target,
+                    self.items,
+                    int(level.value),
+                    self.s.requests_per_level,
+                    self.s.seconds_per_level,
+                    tick,
+                )
             else:
                 records = await open_loop(
-                    target, self.items, level.value, self.s.requests_per_level,
-                    self.s.seconds_per_level, self.s.seed, tick,
-                )  # fmt: skip
+                    target,
+                    self.items,
+                    level.value,
+                    self.s.requests_per_level,
+                    self.s.seconds_per_level,
+                    self.s.seed,
+                    tick,
+                )
         finally:
             monitor.stop()
         return records, monitor
@@ -134,20 +150,24 @@ class Bench:
                 series = monitor.series()
                 spiky = spikiness(series)
                 step = max(1, len(monitor.samples) // 600)
-                runs.append({
-                    "architecture": arch, "mode": level.mode, "load": level.label,
-                    "concurrency": level.value if level.mode == "closed" else None,
-                    "rate": level.value if level.mode == "poisson" else None,
-                    "summary": summarise(records).to_dict(),
-                    "utilisation": {"series": monitor.primary, **spiky.to_dict()},
-                    "timeline": {
-                        "series": monitor.primary,
-                        "t": [round(x.t, 2) for x in monitor.samples[::step]],
-                        "value": [round(v, 1) for v in series[::step]],
-                    },
-                    "records": [r.to_dict() for r in records],
-                    "server_start_s": round(server.start_seconds, 1),
-                })  # fmt: skip
+                runs.append(
+                    {
+                        "architecture": arch,
+                        "mode": level.mode,
+                        "load": level.label,
+                        "concurrency": level.value if level.mode == "closed" else None,
+                        "rate": level.value if level.mode == "poisson" else None,
+                        "summary": summarise(records).to_dict(),
+                        "utilisation": {"series": monitor.primary, **spiky.to_dict()},
+                        "timeline": {
+                            "series": monitor.primary,
+                            "t": [round(x.t, 2) for x in monitor.samples[::step]],
+                            "value": [round(v, 1) for v in series[::step]],
+                        },
+                        "records": [r.to_dict() for r in records],
+                        "server_start_s": round(server.start_seconds, 1),
+                    }
+                )
                 self.console.log(f"{arch} {level.label}: " + _line(summarise(records)))
         finally:
             await asyncio.to_thread(server.stop)
@@ -187,9 +207,12 @@ class Bench:
                 )
             self.console.log(f"offline ceiling: {results['offline']['rps']:.2f} req/s")
         with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), console=self.console,
-        ) as bar:  # fmt: skip
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+        ) as bar:
             if self.s.url:
                 target = DragomanTarget(self.s.url.rstrip("/"))
                 task = bar.add_task("server", total=self.s.requests_per_level)
@@ -197,13 +220,17 @@ class Bench:
                     records, monitor = await self.run_level(
                         target, level, self.s.server_pid, bar, task
                     )
-                    results["runs"].append({
-                        "architecture": "server", "mode": level.mode, "load": level.label,
-                        "concurrency": level.value if level.mode == "closed" else None,
-                        "summary": summarise(records).to_dict(),
-                        "utilisation": spikiness(monitor.series()).to_dict(),
-                        "records": [r.to_dict() for r in records],
-                    })  # fmt: skip
+                    results["runs"].append(
+                        {
+                            "architecture": "server",
+                            "mode": level.mode,
+                            "load": level.label,
+                            "concurrency": level.value if level.mode == "closed" else None,
+                            "summary": summarise(records).to_dict(),
+                            "utilisation": spikiness(monitor.series()).to_dict(),
+                            "records": [r.to_dict() for r in records],
+                        }
+                    )
             else:
                 for arch in self.s.architectures:
                     results["runs"] += await self.run_arch(arch, bar)

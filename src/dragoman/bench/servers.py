@@ -46,14 +46,31 @@ class Launched:
 
 def engine_flags(s: EngineSettings) -> list[str]:
     flags = [
-        "--model", s.model, "--data-dir", str(s.data_dir), "--max-num-seqs", str(s.max_num_seqs),
-        "--max-num-batched-tokens", str(s.max_num_batched_tokens),
-        "--gpu-memory-utilization", str(s.gpu_memory_utilization),
-        "--max-model-len", str(s.max_model_len), "--dtype", s.dtype,
-        "--cpu-kvcache-space-gib", str(s.cpu_kvcache_space_gib),
-        "--max-output-tokens", str(s.max_output_tokens), "--output-ratio", str(s.output_ratio),
-        "--repetition-penalty", str(s.repetition_penalty), "--repeat-window", str(s.repeat_window),
-    ]  # fmt: skip
+        "--model",
+        s.model,
+        "--data-dir",
+        str(s.data_dir),
+        "--max-num-seqs",
+        str(s.max_num_seqs),
+        "--max-num-batched-tokens",
+        str(s.max_num_batched_tokens),
+        "--gpu-memory-utilization",
+        str(s.gpu_memory_utilization),
+        "--max-model-len",
+        str(s.max_model_len),
+        "--dtype",
+        s.dtype,
+        "--cpu-kvcache-space-gib",
+        str(s.cpu_kvcache_space_gib),
+        "--max-output-tokens",
+        str(s.max_output_tokens),
+        "--output-ratio",
+        str(s.output_ratio),
+        "--repetition-penalty",
+        str(s.repetition_penalty),
+        "--repeat-window",
+        str(s.repeat_window),
+    ]
     if s.enforce_eager is not None:
         flags += ["--enforce-eager", str(s.enforce_eager).lower()]
     return flags
@@ -122,16 +139,77 @@ def launch_vllm_serve(
     port = free_port()
     log = log_dir / f"vllm-{port}.log"
     cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--host", "127.0.0.1",
-        "--port", str(port), "--model", model_path, "--served-model-name", s.model,
-        "--dtype", kw["dtype"], "--max-model-len", str(kw["max_model_len"]),
-        "--max-num-seqs", str(kw["max_num_seqs"]),
-        "--max-num-batched-tokens", str(kw["max_num_batched_tokens"]),
-        "--gpu-memory-utilization", str(kw["gpu_memory_utilization"]), "--seed", "0",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--model",
+        model_path,
+        "--served-model-name",
+        s.model,
+        "--dtype",
+        kw["dtype"],
+        "--max-model-len",
+        str(kw["max_model_len"]),
+        "--max-num-seqs",
+        str(kw["max_num_seqs"]),
+        "--max-num-batched-tokens",
+        str(kw["max_num_batched_tokens"]),
+        "--gpu-memory-utilization",
+        str(kw["gpu_memory_utilization"]),
+        "--seed",
+        "0",
+    ]
     if kw["enforce_eager"]:
         cmd.append("--enforce-eager")
     env = os.environ.copy()
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(s.cpu_kvcache_space_gib))
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log, env), log)
     return _wait(launched, "/health", timeout, False)
+
+
+def launch_router(log_dir: Path, *args: str, timeout: float = 60.0) -> Launched:
+    """`dragoman route` on a free port; ready once at least one backend is admitted."""
+    port = free_port()
+    log = log_dir / f"router-{port}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "dragoman",
+        "route",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
+    return _wait(launched, "/ready", timeout, False)
+
+
+def launch_echo(log_dir: Path, languages: str, *args: str, port: int | None = None) -> Launched:
+    """A dragoman server on the echo architecture: starts in a second, no model."""
+    port = port or free_port()
+    log = log_dir / f"echo-{port}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "dragoman",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--architecture",
+        "echo",
+        "--languages",
+        languages,
+        "--log-level",
+        "warning",
+        *args,
+    ]
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
+    return _wait(launched, "/ready", 60.0, False)

@@ -56,13 +56,20 @@ def summarise(records: Sequence[Record]) -> LevelSummary:
         i_share = sum(r.inference_seconds or 0.0 for r in timed) / total
         o_share = max(0.0, 1.0 - q_share - i_share)
     return LevelSummary(
-        requests=len(records), ok=len(ok), errors=len(records) - len(ok),
-        duration_s=duration, rps=len(ok) / duration if duration > 0 else 0.0,
+        requests=len(records),
+        ok=len(ok),
+        errors=len(records) - len(ok),
+        duration_s=duration,
+        rps=len(ok) / duration if duration > 0 else 0.0,
         output_tokens_per_s=sum(r.output_tokens for r in ok) / duration if duration > 0 else 0.0,
-        latency_p50_s=percentile(lat, 50), latency_p95_s=percentile(lat, 95),
-        latency_p99_s=percentile(lat, 99), latency_mean_s=mean_lat,
-        queue_share=q_share, inference_share=i_share, other_share=o_share,
-    )  # fmt: skip
+        latency_p50_s=percentile(lat, 50),
+        latency_p95_s=percentile(lat, 95),
+        latency_p99_s=percentile(lat, 99),
+        latency_mean_s=mean_lat,
+        queue_share=q_share,
+        inference_share=i_share,
+        other_share=o_share,
+    )
 
 
 @dataclass

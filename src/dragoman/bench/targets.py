@@ -44,9 +44,13 @@ class DragomanTarget:
             return Reply(r.status_code, error=str(body.get("error", body)))
         t = body["translations"][0]
         return Reply(
-            200, t["input_tokens"], t["output_tokens"], t["queue_seconds"],
-            t["inference_seconds"], t["text"],
-        )  # fmt: skip
+            200,
+            t["input_tokens"],
+            t["output_tokens"],
+            t["queue_seconds"],
+            t["inference_seconds"],
+            t["text"],
+        )
 
 
 @dataclass
@@ -76,6 +80,10 @@ class OpenAITarget:
             return Reply(r.status_code, error=str(body.get("error", body))[:300])
         usage = body.get("usage") or {}
         return Reply(
-            200, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-            None, None, body["choices"][0]["message"]["content"],
-        )  # fmt: skip
+            200,
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            None,
+            None,
+            body["choices"][0]["message"]["content"],
+        )

@@ -143,8 +143,11 @@ def variable(n: int, seed: int = 0) -> list[Item]:
         target = _target(rng)
         want = round(10 * (20 ** rng.random()))  # log-uniform over 10..200: many short, some long
         if want <= 30 and rng.random() < 0.5:
-            pool = [p for p in catalogue_pairs("django", target)
-                    if 0.7 * want <= approx_tokens(p[0]) <= 1.3 * want]  # fmt: skip
+            pool = [
+                p
+                for p in catalogue_pairs("django", target)
+                if 0.7 * want <= approx_tokens(p[0]) <= 1.3 * want
+            ]
             if pool:
                 en, ref = rng.choice(pool)
                 items.append(Item(en, "en", target, "ui", ref))

@@ -37,9 +37,14 @@ STATIC_BATCH_TIMEOUT = 0.05
 
 
 def _worker_main(
-    worker: int, kwargs: dict[str, Any], penalty: float, batch: bool,
-    tasks: Any, shared: Any, results: Any,
-) -> None:  # fmt: skip
+    worker: int,
+    kwargs: dict[str, Any],
+    penalty: float,
+    batch: bool,
+    tasks: Any,
+    shared: Any,
+    results: Any,
+) -> None:
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -82,11 +87,20 @@ def _worker_main(
             done = time.time()
             for k, p, out in zip(keys, payloads, outs, strict=True):
                 c = out.outputs[0]
-                results.put((k, "ok", {
-                    "text": c.text, "finish": c.finish_reason, "n_in": len(p["ids"]),
-                    "n_out": len(c.token_ids), "queue": started - p["enqueued"],
-                    "inference": done - started,
-                }))  # fmt: skip
+                results.put(
+                    (
+                        k,
+                        "ok",
+                        {
+                            "text": c.text,
+                            "finish": c.finish_reason,
+                            "n_in": len(p["ids"]),
+                            "n_out": len(c.token_ids),
+                            "queue": started - p["enqueued"],
+                            "inference": done - started,
+                        },
+                    )
+                )
         except Exception as exc:  # report per task; the worker goes on
             for k in keys:
                 results.put((k, "error", str(exc)))
@@ -109,9 +123,11 @@ class MultiprocessTranslator:
         self.model_name = settings.model
         self.languages = languages
         self.prompts = PromptBuilder(
-            AutoTokenizer.from_pretrained(model_path), settings.max_model_len,
-            settings.output_ratio, settings.max_output_tokens,
-        )  # fmt: skip
+            AutoTokenizer.from_pretrained(model_path),
+            settings.max_model_len,
+            settings.output_ratio,
+            settings.max_output_tokens,
+        )
         ctx = mp.get_context("spawn")
         self._manager = ctx.Manager()
         self._shared = self._manager.dict()
@@ -204,9 +220,13 @@ class MultiprocessTranslator:
             raise EngineFailed(f"translation failed in the worker: {payload}")
         finish: FinishReason = "length" if payload["finish"] == "length" else "stop"
         return Translation(
-            payload["text"].strip(), finish, payload["n_in"], payload["n_out"],
-            max(0.0, payload["queue"]), payload["inference"],
-        )  # fmt: skip
+            payload["text"].strip(),
+            finish,
+            payload["n_in"],
+            payload["n_out"],
+            max(0.0, payload["queue"]),
+            payload["inference"],
+        )
 
 
 @asynccontextmanager

@@ -78,9 +78,11 @@ class VllmTranslator:
             skip_special_tokens=True,
         )
         self.prompts = PromptBuilder(
-            self._tokenizer, settings.max_model_len, settings.output_ratio,
+            self._tokenizer,
+            settings.max_model_len,
+            settings.output_ratio,
             settings.max_output_tokens,
-        )  # fmt: skip
+        )
 
     def num_unfinished_requests(self) -> int:
         return int(self._engine.get_num_unfinished_requests())

@@ -6,9 +6,26 @@ from dataclasses import dataclass, field
 
 # Languages Qwen2.5 was trained on that it translates into at least passably (ISO 639-1).
 QWEN25_LANGUAGES: tuple[str, ...] = (
-    "ar", "cs", "de", "en", "es", "fr", "id", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th",
-    "tr", "uk", "vi", "zh",
-)  # fmt: skip
+    "ar",
+    "cs",
+    "de",
+    "en",
+    "es",
+    "fr",
+    "id",
+    "it",
+    "ja",
+    "ko",
+    "nl",
+    "pl",
+    "pt",
+    "ru",
+    "th",
+    "tr",
+    "uk",
+    "vi",
+    "zh",
+)
 
 
 @dataclass(frozen=True)

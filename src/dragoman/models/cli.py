@@ -27,9 +27,13 @@ def run_prepare(settings: ModelSettings) -> None:
         return
     started = time.monotonic()
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-        console=console, transient=False,
-    ) as bar:  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
         tasks: dict[str, object] = {}
 
         def progress(stage: str, done: int, total: int) -> None:

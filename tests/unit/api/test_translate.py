@@ -19,9 +19,15 @@ async def test_translate_single_text_returns_translation_usage_and_timing(
     assert r.status_code == 200
     data = r.json()
     assert data["translations"] == [
-        {"text": "[fr] Hello world", "finish_reason": "stop", "input_tokens": 12,
-         "output_tokens": 2, "queue_seconds": 0.001, "inference_seconds": 0.01}
-    ]  # fmt: skip
+        {
+            "text": "[fr] Hello world",
+            "finish_reason": "stop",
+            "input_tokens": 12,
+            "output_tokens": 2,
+            "queue_seconds": 0.001,
+            "inference_seconds": 0.01,
+        }
+    ]
     assert data["model"] == "fake"
     assert data["usage"] == {"input_tokens": 12, "output_tokens": 2}
     assert data["timing"]["queue_seconds"] == 0.001
@@ -49,26 +55,50 @@ async def test_translate_normalises_language_codes(client: httpx.AsyncClient) ->
 @pytest.mark.parametrize(
     ("payload", "status", "code", "message"),
     [
-        (body("Hi", "en", "xx"), 400, "unsupported_language",
-         "target_lang: unknown language code 'xx' (ISO 639-1)"),
-        (body("Hi", "english", "fr"), 400, "unsupported_language",
-         "source_lang: unknown language code 'english' (ISO 639-1)"),
-        (body("Hi", "en", "ko"), 400, "unsupported_language",
-         "target_lang: 'ko' (Korean) is not served by this model"),
-        (body("Hi", "fr", "fr"), 400, "unsupported_language",
-         "source_lang and target_lang are both 'fr'"),
+        (
+            body("Hi", "en", "xx"),
+            400,
+            "unsupported_language",
+            "target_lang: unknown language code 'xx' (ISO 639-1)",
+        ),
+        (
+            body("Hi", "english", "fr"),
+            400,
+            "unsupported_language",
+            "source_lang: unknown language code 'english' (ISO 639-1)",
+        ),
+        (
+            body("Hi", "en", "ko"),
+            400,
+            "unsupported_language",
+            "target_lang: 'ko' (Korean) is not served by this model",
+        ),
+        (
+            body("Hi", "fr", "fr"),
+            400,
+            "unsupported_language",
+            "source_lang and target_lang are both 'fr'",
+        ),
         (body(""), 422, "empty_text", "text: text must not be empty"),
         (body("   "), 422, "empty_text", "text: text must not be empty"),
         (body([]), 422, "empty_text", "text: text must not be an empty list"),
         (body(["ok", ""]), 422, "empty_text", "text: text[1] must not be empty"),
         (body("x" * 201), 413, "text_too_long", "text is 201 characters; the limit is 200"),
-        (body(["a", "b", "c", "d", "e"]), 413, "too_many_items",
-         "5 texts in one request; the limit is 4"),
-        ({"text": "Hi", "source_lang": "en"}, 422, "invalid_request",
-         "target_lang: Field required"),
+        (
+            body(["a", "b", "c", "d", "e"]),
+            413,
+            "too_many_items",
+            "5 texts in one request; the limit is 4",
+        ),
+        (
+            {"text": "Hi", "source_lang": "en"},
+            422,
+            "invalid_request",
+            "target_lang: Field required",
+        ),
         (body(42), 422, "invalid_request", None),
     ],
-)  # fmt: skip
+)
 async def test_translate_bad_input_gets_one_json_error_shape(
     client: httpx.AsyncClient, payload: object, status: int, code: str, message: str | None
 ) -> None:
@@ -124,10 +154,12 @@ async def test_languages_lists_codes_and_names(client: httpx.AsyncClient) -> Non
     assert r.json() == {
         "model": "fake",
         "languages": [
-            {"code": "en", "name": "English"}, {"code": "fr", "name": "French"},
-            {"code": "de", "name": "German"}, {"code": "zh", "name": "Chinese"},
+            {"code": "en", "name": "English"},
+            {"code": "fr", "name": "French"},
+            {"code": "de", "name": "German"},
+            {"code": "zh", "name": "Chinese"},
         ],
-    }  # fmt: skip
+    }
 
 
 async def test_translate_client_disconnect_cancels_engine_work(app, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
@@ -150,11 +182,20 @@ async def test_translate_client_disconnect_cancels_engine_work(app, fake: FakeTr
         messages.append(message)
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/v1/translate", "raw_path": b"/v1/translate",
-        "query_string": b"", "root_path": "", "headers": [(b"content-type", b"application/json")],
-        "client": ("127.0.0.1", 1234), "server": ("127.0.0.1", 80), "state": {},
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/translate",
+        "raw_path": b"/v1/translate",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1234),
+        "server": ("127.0.0.1", 80),
+        "state": {},
+    }
     call = asyncio.create_task(app(scope, receive, send))
     for _ in range(200):
         if fake.running == 3:

@@ -9,15 +9,34 @@ from dragoman.bench.verdicts import verdicts
 
 def run(arch: str, c: int, rps: float, p99: float = 2.0, queue: float = 0.01) -> dict[str, object]:
     return {
-        "architecture": arch, "mode": "closed", "load": f"c={c}", "concurrency": c,
-        "summary": {"requests": 10, "ok": 10, "errors": 0, "duration_s": 5.0, "rps": rps,
-                    "output_tokens_per_s": rps * 30, "latency_p50_s": 1.0, "latency_p95_s": 1.5,
-                    "latency_p99_s": p99, "latency_mean_s": 1.1, "queue_share": queue,
-                    "inference_share": 0.9, "other_share": 0.09},
-        "utilisation": {"series": "process_cpu", "mean": 80.0, "cv": 0.1, "idle_share": 0.0,
-                        "flagged": False},
+        "architecture": arch,
+        "mode": "closed",
+        "load": f"c={c}",
+        "concurrency": c,
+        "summary": {
+            "requests": 10,
+            "ok": 10,
+            "errors": 0,
+            "duration_s": 5.0,
+            "rps": rps,
+            "output_tokens_per_s": rps * 30,
+            "latency_p50_s": 1.0,
+            "latency_p95_s": 1.5,
+            "latency_p99_s": p99,
+            "latency_mean_s": 1.1,
+            "queue_share": queue,
+            "inference_share": 0.9,
+            "other_share": 0.09,
+        },
+        "utilisation": {
+            "series": "process_cpu",
+            "mean": 80.0,
+            "cv": 0.1,
+            "idle_share": 0.0,
+            "flagged": False,
+        },
         "timeline": {"series": "process_cpu", "t": [0.1, 0.2, 0.3], "value": [80, 85, 79]},
-    }  # fmt: skip
+    }
 
 
 RESULTS = {
@@ -57,8 +76,13 @@ def test_write_makes_json_markdown_and_plots(tmp_path: Path) -> None:
     results = {**RESULTS, "verdicts": verdicts(RESULTS, 16)}
     paths = report.write(results, tmp_path)
     names = sorted(p.name for p in paths)
-    assert names == ["latency_vs_concurrency.png", "results.json", "results.md",
-                     "throughput_vs_concurrency.png", "utilisation_timeline.png"]  # fmt: skip
+    assert names == [
+        "latency_vs_concurrency.png",
+        "results.json",
+        "results.md",
+        "throughput_vs_concurrency.png",
+        "utilisation_timeline.png",
+    ]
     for p in paths:
         assert p.stat().st_size > 0
     assert json.loads((tmp_path / "results.json").read_text())["offline"]["rps"] == 4.0

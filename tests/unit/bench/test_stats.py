@@ -8,10 +8,28 @@ from dragoman.bench.loadgen import Record
 from dragoman.bench.stats import percentile, spikiness, summarise
 
 
-def rec(start: float, latency: float, ok: bool = True, out: int = 10,
-        queue: float | None = 0.1, infer: float | None = 0.5) -> Record:  # fmt: skip
-    return Record(0, ok, 200 if ok else 503, None if ok else "boom", start, latency, 20, out,
-                  queue, infer, "fr", 20)  # fmt: skip
+def rec(
+    start: float,
+    latency: float,
+    ok: bool = True,
+    out: int = 10,
+    queue: float | None = 0.1,
+    infer: float | None = 0.5,
+) -> Record:
+    return Record(
+        0,
+        ok,
+        200 if ok else 503,
+        None if ok else "boom",
+        start,
+        latency,
+        20,
+        out,
+        queue,
+        infer,
+        "fr",
+        20,
+    )
 
 
 def test_percentile_interpolates() -> None:

@@ -29,11 +29,15 @@ def chunked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CatalogueModel:
     for n in range(1, 4):
         sys.modules.pop(f"fakepart{n}", None)
     return CatalogueModel(
-        name="tiny", description="", gguf_name="tiny.gguf",
+        name="tiny",
+        description="",
+        gguf_name="tiny.gguf",
         chunks=tuple(Chunk(f"fakepart{n}", f"data/part{n}.bin") for n in range(1, 4)),
-        size=len(blob), sha256=hashlib.sha256(blob).hexdigest(), languages=("en",),
+        size=len(blob),
+        sha256=hashlib.sha256(blob).hexdigest(),
+        languages=("en",),
         pip_packages=("fakepart1", "fakepart2", "fakepart3"),
-    )  # fmt: skip
+    )
 
 
 def test_assemble_concatenates_in_order_and_verifies(

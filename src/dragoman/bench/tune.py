@@ -1,0 +1,189 @@
+"""`dragoman tune`: the seed's manual tuning, automated. Start max_num_seqs at 1 and double,
+measure throughput, decode time per token and tail latency on the real workload at the real
+concurrency, stop when it degrades, and recommend settings with the evidence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+from rich.console import Console
+from rich.table import Table
+
+from dragoman.bench import workloads
+from dragoman.bench.loadgen import closed_loop
+from dragoman.bench.servers import engine_flags, launch_dragoman
+from dragoman.bench.stats import summarise
+from dragoman.bench.targets import DragomanTarget
+from dragoman.settings import TuneSettings
+
+ITL = "vllm:inter_token_latency_seconds"
+
+
+@dataclass
+class TuneRow:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    concurrency: int
+    rps: float
+    output_tokens_per_s: float
+    decode_ms_per_token: float | None
+    latency_p50_s: float
+    latency_p99_s: float
+    errors: int
+    verdict: str = ""
+
+
+def histogram_totals(metrics_text: str, name: str) -> tuple[float, float]:
+    """(sum, count) of a Prometheus histogram across its label sets."""
+    total = count = 0.0
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != name:
+            continue
+        for sample in family.samples:
+            if sample.name == name + "_sum":
+                total += sample.value
+            elif sample.name == name + "_count":
+                count += sample.value
+    return total, count
+
+
+async def _measure(s: TuneSettings, seqs: int, tokens: int, items: list[Any]) -> list[TuneRow]:
+    logs = s.out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    engine = s.model_copy(update={"max_num_seqs": seqs, "max_num_batched_tokens": tokens})
+    server = await asyncio.to_thread(
+        launch_dragoman, logs, *engine_flags(engine), "--log-level", "warning"
+    )
+    rows = []
+    try:
+        target = DragomanTarget(server.url)
+        await closed_loop(target, items[-4:], 2, 4, 60)  # warm-up
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            for c in s.concurrency:
+                before = histogram_totals((await client.get("/metrics")).text, ITL)
+                records = await closed_loop(
+                    target, items, c, s.requests_per_level, s.seconds_per_level
+                )
+                after = histogram_totals((await client.get("/metrics")).text, ITL)
+                n = after[1] - before[1]
+                decode = 1000 * (after[0] - before[0]) / n if n > 0 else None
+                sm = summarise(records)
+                rows.append(
+                    TuneRow(
+                        seqs,
+                        tokens,
+                        c,
+                        sm.rps,
+                        sm.output_tokens_per_s,
+                        decode,
+                        sm.latency_p50_s,
+                        sm.latency_p99_s,
+                        sm.errors,
+                    )
+                )
+    finally:
+        await asyncio.to_thread(server.stop)
+    return rows
+
+
+def degraded(prev: TuneRow, cur: TuneRow, tolerance: float) -> bool:
+    """More sequences stopped paying: throughput gained under `tolerance`, while decode per
+    token or tail latency got worse by more than it."""
+    gain = cur.rps / prev.rps - 1 if prev.rps else 1.0
+    slower = (
+        prev.decode_ms_per_token is not None
+        and cur.decode_ms_per_token is not None
+        and cur.decode_ms_per_token > prev.decode_ms_per_token * (1 + tolerance)
+    )
+    tail = cur.latency_p99_s > prev.latency_p99_s * (1 + tolerance)
+    return gain < tolerance and (slower or tail)
+
+
+def recommend(rows: list[TuneRow], tolerance: float) -> TuneRow:
+    """At the highest concurrency: among settings within `tolerance` of the best throughput,
+    the lowest p99 (then the fewest sequences, which cost less KV cache)."""
+    top = max(r.concurrency for r in rows)
+    at_top = [r for r in rows if r.concurrency == top and r.errors == 0] or [
+        r for r in rows if r.concurrency == top
+    ]
+    best = max(r.rps for r in at_top)
+    near = [r for r in at_top if r.rps >= best * (1 - tolerance)]
+    return min(near, key=lambda r: (r.latency_p99_s, r.max_num_seqs))
+
+
+def markdown(rows: list[TuneRow], choice: TuneRow, s: TuneSettings) -> str:
+    lines = [
+        f"# dragoman tune: workload `{s.workload}`, concurrency {s.concurrency}",
+        "",
+        "| max_num_seqs | batched tokens | clients | req/s | out tok/s | decode ms/token "
+        "| p50 s | p99 s | errors | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        decode = "-" if r.decode_ms_per_token is None else f"{r.decode_ms_per_token:.1f}"
+        lines.append(
+            f"| {r.max_num_seqs} | {r.max_num_batched_tokens} | {r.concurrency} | {r.rps:.2f} "
+            f"| {r.output_tokens_per_s:.1f} | {decode} | {r.latency_p50_s:.2f} "
+            f"| {r.latency_p99_s:.2f} | {r.errors} | {r.verdict} |"
+        )
+    lines += [
+        "",
+        f"**Recommendation:** `--max-num-seqs {choice.max_num_seqs} --max-num-batched-tokens "
+        f"{choice.max_num_batched_tokens}`: {choice.rps:.2f} req/s and p99 "
+        f"{choice.latency_p99_s:.2f} s at {choice.concurrency} clients, the lowest tail latency "
+        f"within {100 * s.tolerance:.0f}% of the best throughput.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+async def _sweep(s: TuneSettings, console: Console) -> tuple[list[TuneRow], TuneRow]:
+    items = workloads.build(s.workload, s.workload_size, s.seed)
+    rows: list[TuneRow] = []
+    for tokens in s.batched_tokens:
+        prev: TuneRow | None = None
+        for seqs in s.seqs:
+            console.log(f"max_num_seqs={seqs} max_num_batched_tokens={tokens}: starting")
+            level_rows = await _measure(s, seqs, tokens, items)
+            rows += level_rows
+            cur = level_rows[-1]  # judged at the highest concurrency
+            console.log(
+                f"  {cur.rps:.2f} req/s, decode {cur.decode_ms_per_token or float('nan'):.1f} "
+                f"ms/token, p99 {cur.latency_p99_s:.2f} s at {cur.concurrency} clients"
+            )
+            if prev is not None and degraded(prev, cur, s.tolerance):
+                cur.verdict = "degraded: stopped"
+                break
+            prev = cur
+    return rows, recommend(rows, s.tolerance)
+
+
+def run_tune(s: TuneSettings) -> None:
+    console = Console(stderr=True)
+    rows, choice = asyncio.run(_sweep(s, console))
+    choice.verdict = (choice.verdict + " recommended").strip()
+    s.out.mkdir(parents=True, exist_ok=True)
+    (s.out / "tune.json").write_text(
+        json.dumps({"rows": [asdict(r) for r in rows], "recommended": asdict(choice)}, indent=1)
+    )
+    md = markdown(rows, choice, s)
+    (s.out / "tune.md").write_text(md)
+    table = Table("seqs", "tokens", "clients", "req/s", "decode ms/tok", "p99 s", "note")
+    for r in rows:
+        decode = "-" if r.decode_ms_per_token is None else f"{r.decode_ms_per_token:.1f}"
+        table.add_row(
+            str(r.max_num_seqs),
+            str(r.max_num_batched_tokens),
+            str(r.concurrency),
+            f"{r.rps:.2f}",
+            decode,
+            f"{r.latency_p99_s:.2f}",
+            r.verdict,
+        )
+    console.print(table)
+    console.print(md.split("**Recommendation:**")[1].strip())

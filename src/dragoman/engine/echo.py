@@ -1,0 +1,40 @@
+"""`--architecture echo`: answers with the text itself after a fixed delay, with no model. For
+measuring HTTP and proxy overhead, and as a cheap backend in routing tests. Never a translator."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from dragoman.engine.protocol import Translation
+
+
+class EchoTranslator:
+    def __init__(self, name: str, languages: tuple[str, ...], delay: float) -> None:
+        self.model_name = name
+        self.languages = languages
+        self.delay = delay
+        self._running = 0
+
+    async def translate(self, text: str, source: str, target: str) -> Translation:
+        self._running += 1
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self._running -= 1
+        words = len(text.split())
+        return Translation(text, "stop", words, words, 0.0, self.delay)
+
+    async def check_health(self) -> None:
+        return None
+
+    def num_unfinished_requests(self) -> int:
+        return self._running
+
+
+@asynccontextmanager
+async def open_echo(
+    name: str, languages: tuple[str, ...], delay: float
+) -> AsyncIterator[EchoTranslator]:
+    yield EchoTranslator(name, languages, delay)

@@ -1,0 +1,1 @@
+"""`dragoman route`: a language-pair-aware reverse proxy over several dragoman servers."""

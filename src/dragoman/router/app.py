@@ -1,0 +1,135 @@
+"""The proxy app: /v1/translate and /v1/languages routed by pair, plus /health, /ready and
+/metrics of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import httpx
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from dragoman import __version__
+from dragoman.api._disconnect import cancel_on_disconnect
+from dragoman.api.errors import error_response, register_error_handlers
+from dragoman.api.translate.protocol import TranslateRequest
+from dragoman.metrics import MetricsMiddleware, RouterMetrics
+from dragoman.router.backends import Backend, Pool, parse_pair
+from dragoman.router.health import run_checks
+from dragoman.router.proxy import forward
+from dragoman.settings import RouteSettings
+
+
+def get_pool(request: Request) -> Pool:
+    pool: Pool = request.app.state.pool
+    return pool
+
+
+PoolDep = Annotated[Pool, Depends(get_pool)]
+
+
+def backends_from(settings: RouteSettings) -> list[Backend]:
+    out = []
+    for i, spec in enumerate(settings.backends):
+        pairs = {parse_pair(p) for p in spec.pairs}
+        out.append(
+            Backend(
+                name=spec.name or f"b{i}",
+                url=spec.url.rstrip("/"),
+                pairs=pairs,
+                learn_pairs=not pairs,
+                max_in_flight=settings.max_in_flight,
+            )
+        )
+    return out
+
+
+def build_router_app(settings: RouteSettings) -> FastAPI:
+    metrics = RouterMetrics()
+    pool = Pool(backends_from(settings), settings.fail_threshold, settings.recover_threshold)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        limits = httpx.Limits(
+            max_connections=settings.max_connections, max_keepalive_connections=None
+        )
+        timeout = httpx.Timeout(settings.timeout, connect=settings.connect_timeout)
+        async with (
+            httpx.AsyncClient(limits=limits, timeout=timeout) as client,
+            httpx.AsyncClient(timeout=settings.check_timeout) as checker,
+        ):
+            app.state.client = client
+            task = asyncio.create_task(run_checks(checker, pool, metrics, settings.check_interval))
+            try:
+                yield
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    app = FastAPI(title="dragoman router", version=__version__, lifespan=lifespan)
+    app.state.pool = pool
+    app.state.metrics = metrics
+    app.add_middleware(MetricsMiddleware, metrics=metrics.http)
+    register_error_handlers(app)
+
+    @app.post("/v1/translate")
+    async def translate(body: TranslateRequest, request: Request, pool: PoolDep) -> Response:
+        """Validated here (same errors as a server), forwarded as sent."""
+        raw = await request.body()
+        pair = (body.source_lang, body.target_lang)
+        return await cancel_on_disconnect(
+            request, forward(request.app.state.client, pool, pair, raw, metrics)
+        )
+
+    @app.get("/v1/languages")
+    async def languages(pool: PoolDep) -> dict[str, Any]:
+        """Language pairs served through this proxy, and by which backends."""
+        return {
+            "pairs": [
+                {"source": s, "target": t, "backends": names}
+                for (s, t), names in sorted(pool.served_pairs().items())
+            ]
+        }
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/ready")
+    async def ready(pool: PoolDep) -> JSONResponse:
+        healthy = [b.name for b in pool.backends if b.healthy]
+        if not healthy:
+            return error_response(503, "no_healthy_backend", "no backend is healthy")
+        return JSONResponse({"status": "ready", "healthy_backends": healthy})
+
+    @app.get("/v1/backends")
+    async def backends(pool: PoolDep) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": b.name,
+                "url": b.url,
+                "healthy": b.healthy,
+                "outstanding": b.outstanding,
+                "pairs": len(b.pairs),
+            }
+            for b in pool.backends
+        ]
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics_route() -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def route(settings: RouteSettings) -> None:
+    import uvicorn
+
+    app = build_router_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)

@@ -1,0 +1,106 @@
+"""Backend pool: which backend serves which language pairs, its health, its load, and the
+choice of backend for a request (healthy, serves the pair, fewest outstanding requests)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from dragoman.errors import DragomanError, UnsupportedLanguage
+
+
+class NoHealthyBackend(DragomanError):
+    status_code = 503
+    code = "no_healthy_backend"
+
+
+class BackendsBusy(DragomanError):
+    status_code = 503
+    code = "backends_busy"
+
+
+Pair = tuple[str, str]
+
+
+def pairs_from_languages(languages: list[str]) -> set[Pair]:
+    return {(a, b) for a, b in itertools.permutations(languages, 2)}
+
+
+def parse_pair(text: str) -> Pair:
+    src, sep, tgt = text.strip().partition("-")
+    if not sep or not src or not tgt:
+        raise ValueError(f"language pair {text!r} is not of the form 'en-fr'")
+    return src.lower(), tgt.lower()
+
+
+@dataclass
+class Backend:
+    name: str
+    url: str
+    pairs: set[Pair] = field(default_factory=set)
+    learn_pairs: bool = True  # ask the backend's /v1/languages
+    max_in_flight: int = 64
+    healthy: bool = False  # admitted only after its first passing health check
+    fails: int = 0  # consecutive failed checks or requests
+    passes: int = 0  # consecutive passed checks
+    outstanding: int = 0
+
+    def serves(self, pair: Pair) -> bool:
+        return pair in self.pairs
+
+
+class Pool:
+    def __init__(self, backends: list[Backend], fail_threshold: int, recover_threshold: int):
+        names = [b.name for b in backends]
+        if len(set(names)) != len(names):
+            raise ValueError("backend names must be unique")
+        self.backends = backends
+        self.fail_threshold = fail_threshold
+        self.recover_threshold = recover_threshold
+
+    def pick(self, pair: Pair, exclude: set[str] = frozenset()) -> Backend:  # type: ignore[assignment]
+        serving = [b for b in self.backends if b.serves(pair)]
+        if not serving:
+            raise UnsupportedLanguage(f"no backend serves {pair[0]}->{pair[1]}")
+        healthy = [b for b in serving if b.healthy and b.name not in exclude]
+        if not healthy:
+            raise NoHealthyBackend(f"no healthy backend serves {pair[0]}->{pair[1]}; retry later")
+        free = [b for b in healthy if b.outstanding < b.max_in_flight]
+        if not free:
+            raise BackendsBusy(f"every backend serving {pair[0]}->{pair[1]} is at its limit")
+        # Fewest outstanding requests; ties go to the first configured (stable, predictable).
+        return min(free, key=lambda b: b.outstanding)
+
+    def record_failure(self, backend: Backend) -> bool:
+        """A failed check or request; returns True when this ejects the backend."""
+        backend.passes = 0
+        backend.fails += 1
+        if backend.healthy and backend.fails >= self.fail_threshold:
+            backend.healthy = False
+            return True
+        return False
+
+    def record_success(self, backend: Backend, from_check: bool) -> bool:
+        """A passed check or request; returns True when this (re)admits the backend."""
+        backend.fails = 0
+        if not from_check or backend.healthy:
+            return False
+        backend.passes += 1
+        if backend.passes >= self.recover_threshold:
+            backend.healthy = True
+            backend.passes = 0
+            return True
+        return False
+
+    def eject(self, backend: Backend) -> None:
+        """Passive ejection: the backend could not be reached; out until checks pass again."""
+        backend.healthy = False
+        backend.passes = 0
+        backend.fails = max(backend.fails, self.fail_threshold)
+
+    def served_pairs(self) -> dict[Pair, list[str]]:
+        out: dict[Pair, list[str]] = {}
+        for b in self.backends:
+            for pair in sorted(b.pairs):
+                out.setdefault(pair, []).append(b.name)
+        return out
