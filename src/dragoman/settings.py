@@ -217,6 +217,12 @@ class BenchSettings(EngineSettings):
     label: str = ""
     """Free text naming the run (machine, purpose)."""
 
+    proxy: bool = False
+    """Measure `dragoman route` instead: direct vs through the proxy, same backend and load."""
+
+    proxy_backends: list[Literal["echo", "continuous"]] = ["echo", "continuous"]
+    """Backends for --proxy: echo (no model: the proxy's own cost) and the real engine."""
+
 
 class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"

@@ -36,10 +36,14 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
         for _, m in built
     ]
     started = time.perf_counter()
-    outs = llm.generate(
-        [TokensPrompt(prompt_token_ids=ids) for ids, _ in built], params, use_tqdm=False
-    )
-    seconds = time.perf_counter() - started
+    try:
+        outs = llm.generate(
+            [TokensPrompt(prompt_token_ids=ids) for ids, _ in built], params, use_tqdm=False
+        )
+        seconds = time.perf_counter() - started
+    finally:
+        # The engine's own processes wait for ours; without this they outlive it.
+        llm.llm_engine.engine_core.shutdown()
     tokens = sum(len(o.outputs[0].token_ids) for o in outs)
     out.put(
         {

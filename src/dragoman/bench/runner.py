@@ -250,6 +250,16 @@ def _line(s: LevelSummary) -> str:
 
 def run_bench(s: BenchSettings) -> None:
     console = Console(stderr=True)
+    if s.proxy:
+        from dragoman.bench import proxy
+
+        out = asyncio.run(proxy.run_proxy_bench(s, console))
+        s.out.mkdir(parents=True, exist_ok=True)
+        (s.out / "proxy.json").write_text(json.dumps(out, indent=1))
+        md = proxy.markdown(out, s)
+        (s.out / "proxy.md").write_text(md)
+        console.print(md)
+        return
     results = asyncio.run(Bench(s, console).run())
     paths = report.write(results, s.out)
     console.print(report.markdown(results))

@@ -3,7 +3,9 @@ architecture) or vLLM's own OpenAI-compatible server with the same model and set
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -36,12 +38,16 @@ class Launched:
         return self.process.pid
 
     def stop(self) -> None:
+        """SIGTERM for a graceful stop, then the whole process group: engine processes the
+        server spawned must not outlive it (they hold gigabytes)."""
         self.process.terminate()
         try:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
 
 def engine_flags(s: EngineSettings) -> list[str]:
@@ -105,7 +111,11 @@ def _wait(launched: Launched, ready_path: str, timeout: float, probe: bool) -> L
 def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=env or os.environ.copy()
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env or os.environ.copy(),
+            start_new_session=True,  # its own process group, so stop() can reap its children
         )
 
 

@@ -45,11 +45,23 @@ def _worker_main(
     shared: Any,
     results: Any,
 ) -> None:
-    from vllm import LLM, SamplingParams
-    from vllm.inputs import TokensPrompt
+    from vllm import LLM
 
     llm = LLM(**kwargs)
     results.put(("ready", worker, None))
+    try:
+        _serve_tasks(llm, penalty, batch, tasks, shared, results)
+    finally:
+        # The engine's own processes wait for ours; without this they outlive the worker.
+        llm.llm_engine.engine_core.shutdown()
+
+
+def _serve_tasks(
+    llm: Any, penalty: float, batch: bool, tasks: Any, shared: Any, results: Any
+) -> None:
+    from vllm import SamplingParams
+    from vllm.inputs import TokensPrompt
+
     while True:
         key = tasks.get()
         if key is None:

@@ -1,0 +1,88 @@
+"""End to end: `dragoman route` over two real dragoman servers with real engines, serving
+different language pairs (the seed's layout: each server its own set of pairs)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dragoman.bench.servers import Launched, launch_dragoman, launch_router
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def second_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
+    server = launch_dragoman(
+        tmp_path_factory.mktemp("second"),
+        "--languages",
+        "en,de,zh",
+        "--max-num-seqs",
+        "8",
+        timeout=300,
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def router(
+    live_server: Launched, second_server: Launched, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Launched]:
+    config = Path(tmp_path_factory.mktemp("router")) / "route.toml"
+    config.write_text(
+        f'[[backends]]\nname = "fr-server"\nurl = "{live_server.url}"\npairs = ["en-fr"]\n\n'
+        f'[[backends]]\nname = "de-zh-server"\nurl = "{second_server.url}"\n'
+    )
+    server = launch_router(config.parent, "--config", str(config), "--check-interval", "0.5")
+    yield server
+    server.stop()
+
+
+async def test_real_translations_routed_by_pair(router: Launched) -> None:
+    async with httpx.AsyncClient(base_url=router.url, timeout=120) as c:
+        for _ in range(50):  # wait for both backends to be admitted
+            backends = (await c.get("/v1/backends")).json()
+            if all(b["healthy"] for b in backends):
+                break
+            await asyncio.sleep(0.2)
+        fr, de = await asyncio.gather(
+            c.post(
+                "/v1/translate",
+                json={
+                    "text": "Thank you very much for your help.",
+                    "source_lang": "en",
+                    "target_lang": "fr",
+                },
+            ),
+            c.post(
+                "/v1/translate",
+                json={
+                    "text": "Thank you very much for your help.",
+                    "source_lang": "en",
+                    "target_lang": "de",
+                },
+            ),
+        )
+        assert fr.status_code == 200, fr.text
+        assert fr.headers["x-dragoman-backend"] == "fr-server"
+        assert "Merci" in fr.json()["translations"][0]["text"]
+        assert de.headers["x-dragoman-backend"] == "de-zh-server"
+        assert "Dank" in de.json()["translations"][0]["text"]
+        # en-fr is configured on the first server only; en-ko is served by neither.
+        ko = await c.post(
+            "/v1/translate", json={"text": "Hi", "source_lang": "en", "target_lang": "ko"}
+        )
+        assert ko.status_code == 400
+        pairs = {
+            (p["source"], p["target"]): p["backends"]
+            for p in (await c.get("/v1/languages")).json()["pairs"]
+        }
+        assert pairs[("en", "fr")] == ["fr-server"]
+        assert pairs[("zh", "de")] == ["de-zh-server"]
+        metrics = (await c.get("/metrics")).text
+        assert 'dragoman_router_backend_requests_total{backend="fr-server",status="200"}' in metrics
