@@ -39,6 +39,9 @@ class FakeTranslator:
         words = len(text.split())
         return Translation(f"[{target}] {text}", "stop", words + 10, words, 0.001, 0.01)
 
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
+
     async def check_health(self) -> None:
         if self.dead:
             raise EngineDead("the engine has stopped")

@@ -108,6 +108,58 @@ class EngineSettings(ModelSettings):
     "repetition". 0 disables the guard."""
 
 
+class ModelSpec(BaseModel):
+    """One model of a multi-model server (`[[models]]` in the config file)."""
+
+    name: str
+    """Name it is served under (in answers, logs and metrics)."""
+
+    model: str
+    """Catalogue name or local Hugging Face model directory."""
+
+    prompt: Literal["chat", "few-shot"] | None = None
+    """Prompt format; default: the catalogue's entry, else chat."""
+
+    languages: list[str] = []
+    """Translate between any two of these (ISO 639-1)."""
+
+    pairs: list[str] = []
+    """Or exactly these pairs ("en-fr")."""
+
+    def prompt_format(self) -> Literal["chat", "few-shot"]:
+        from dragoman.models.catalogue import CATALOGUE
+
+        if self.prompt:
+            return self.prompt
+        entry = CATALOGUE.get(self.model)
+        return entry.prompt if entry else "chat"
+
+    def pair_list(self) -> list[tuple[str, str]]:
+        import itertools
+
+        from dragoman.engine.prompts import FEW_SHOT
+        from dragoman.languages import NAMES
+        from dragoman.models.catalogue import CATALOGUE
+
+        if bool(self.languages) == bool(self.pairs):
+            raise ValueError(f"model {self.name!r}: give exactly one of languages or pairs")
+        pairs = list(itertools.permutations(self.languages, 2))
+        for text in self.pairs:
+            src, sep, tgt = text.partition("-")
+            if not sep:
+                raise ValueError(f"model {self.name!r}: pair {text!r} is not of the form 'en-fr'")
+            pairs.append((src, tgt))
+        entry = CATALOGUE.get(self.model)
+        for code in {c for pair in pairs for c in pair}:
+            if code not in NAMES:
+                raise ValueError(f"model {self.name!r}: unknown language code {code!r}")
+            if entry and code not in entry.languages:
+                raise ValueError(f"model {self.name!r}: {self.model} does not serve {code!r}")
+            if self.prompt_format() == "few-shot" and code not in FEW_SHOT:
+                raise ValueError(f"model {self.name!r}: no few-shot examples for {code!r}")
+        return pairs
+
+
 class ServeSettings(EngineSettings):
     host: str = "127.0.0.1"
     """Address to bind."""
@@ -132,6 +184,10 @@ class ServeSettings(EngineSettings):
     languages: list[str] = []
     """Serve only these languages (ISO 639-1, comma separated); default: all the model knows."""
 
+    models: list[ModelSpec] = []
+    """Several models in this server (config file `[[models]]`: name, model, prompt, languages
+    or pairs); each gets its own engine. Empty: one model, `--model`."""
+
     workers: int = Field(default=1, ge=1, le=8)
     """Worker processes (each with its own model copy) for the baseline architectures."""
 
@@ -149,7 +205,25 @@ class ServeSettings(EngineSettings):
     def _check(self) -> ServeSettings:
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError("max_num_batched_tokens must be >= max_num_seqs")
+        if self.models:
+            self.model_routes()
         return self
+
+    def model_routes(self) -> dict[tuple[str, str], str]:
+        """Pair -> model name; refuses duplicate names and pairs claimed twice."""
+        routes: dict[tuple[str, str], str] = {}
+        names = [m.name for m in self.models]
+        if len(set(names)) != len(names):
+            raise ValueError("models: names must be unique")
+        for spec in self.models:
+            for pair in spec.pair_list():
+                if pair in routes:
+                    raise ValueError(
+                        f"models: {pair[0]}-{pair[1]} is served by both {routes[pair]!r} "
+                        f"and {spec.name!r}"
+                    )
+                routes[pair] = spec.name
+        return routes
 
 
 class TranslateSettings(EngineSettings):

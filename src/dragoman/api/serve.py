@@ -38,12 +38,19 @@ def serve(settings: ServeSettings) -> None:
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     langs = languages_for(settings)
-    if settings.model in CATALOGUE and settings.architecture != "echo":
-        prepare(settings.model, settings.data_dir)  # instant when already prepared
+    if settings.architecture != "echo":
+        for model in {settings.model} | {m.model for m in settings.models}:
+            if model in CATALOGUE:
+                prepare(model, settings.data_dir)  # instant when already prepared
 
     def factory() -> AbstractAsyncContextManager[Translator]:
+        if settings.architecture == "continuous" and settings.models:
+            from dragoman.engine.multi import open_multi
+
+            return open_multi(settings)
         if settings.architecture == "continuous":
-            return open_vllm(settings, langs)
+            entry = CATALOGUE.get(settings.model)
+            return open_vllm(settings, langs, entry.prompt if entry else "chat")
         if settings.architecture == "echo":
             from dragoman.engine.echo import open_echo
 

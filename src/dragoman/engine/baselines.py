@@ -211,6 +211,9 @@ class MultiprocessTranslator:
     def num_unfinished_requests(self) -> int:
         return len(self._pending)
 
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
+
     async def check_health(self) -> None:
         if not all(p.is_alive() for p in self._procs):
             raise EngineDead("a baseline worker process has died")

@@ -26,6 +26,9 @@ class EchoTranslator:
         words = len(text.split())
         return Translation(text, "stop", words, words, 0.0, self.delay)
 
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
+
     async def check_health(self) -> None:
         return None
 

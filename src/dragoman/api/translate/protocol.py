@@ -77,6 +77,17 @@ class Language(BaseModel):
     name: str
 
 
+class PairInfo(BaseModel):
+    source: str
+    target: str
+    model: str
+
+
 class LanguagesResponse(BaseModel):
     model: str
     languages: list[Language]
+    pairs: list[PairInfo] | None = Field(
+        default=None,
+        description="On a multi-model server: every pair served, and by which model. "
+        "Otherwise any two of `languages` make a pair.",
+    )

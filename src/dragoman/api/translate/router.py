@@ -10,6 +10,7 @@ from dragoman.api.translate import serving
 from dragoman.api.translate.protocol import (
     Language,
     LanguagesResponse,
+    PairInfo,
     TranslateRequest,
     TranslateResponse,
 )
@@ -40,10 +41,14 @@ async def translate(
     )
 
 
-@router.get("/languages", response_model=LanguagesResponse)
+@router.get("/languages", response_model=LanguagesResponse, response_model_exclude_none=True)
 async def languages(translator: TranslatorDep) -> LanguagesResponse:
     """The languages the loaded model serves, as ISO 639-1 codes with English names."""
+    pairs = getattr(translator, "pairs", None)
     return LanguagesResponse(
         model=translator.model_name,
         languages=[Language(code=c, name=NAMES[c]) for c in translator.languages],
+        pairs=None
+        if pairs is None
+        else [PairInfo(source=s, target=t, model=m) for (s, t), m in sorted(pairs.items())],
     )

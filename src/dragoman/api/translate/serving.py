@@ -63,7 +63,7 @@ async def translate(
             )
             for r in results
         ],
-        model=translator.model_name,
+        model=translator.model_for(req.source_lang, req.target_lang),
         source_lang=req.source_lang,
         target_lang=req.target_lang,
         usage=Usage(

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from dragoman.settings import ModelSpec, ServeSettings
+
+QWEN = "qwen2.5-coder-0.5b-instruct"
+
+
+def spec(name: str, model: str = QWEN, **kw: object) -> dict[str, object]:
+    return {"name": name, "model": model, **kw}
+
+
+def test_routes_map_each_pair_to_its_model() -> None:
+    s = ServeSettings(
+        models=[
+            spec("qwen", languages=["en", "de", "zh"]),
+            spec("gemma", "gemma-3-270m", pairs=["en-fr"]),
+        ]
+    )
+    routes = s.model_routes()
+    assert routes[("en", "fr")] == "gemma"
+    assert routes[("zh", "de")] == "qwen"
+    assert ("fr", "en") not in routes
+    assert s.models[1].prompt_format() == "few-shot"
+    assert s.models[0].prompt_format() == "chat"
+
+
+@pytest.mark.parametrize(
+    ("models", "message"),
+    [
+        (
+            [spec("a", pairs=["en-fr"]), spec("b", pairs=["en-fr"])],
+            "en-fr is served by both 'a' and 'b'",
+        ),
+        ([spec("a", pairs=["en-fr"]), spec("a", pairs=["en-de"])], "names must be unique"),
+        ([spec("a")], "give exactly one of languages or pairs"),
+        ([spec("a", pairs=["enfr"])], "is not of the form 'en-fr'"),
+        ([spec("a", pairs=["en-xx"])], "unknown language code 'xx'"),
+        ([spec("g", "gemma-3-270m", pairs=["en-ko"])], "gemma-3-270m does not serve 'ko'"),
+        (
+            [spec("g", "/models/base", prompt="few-shot", pairs=["en-ja"])],
+            "no few-shot examples for 'ja'",
+        ),
+    ],
+)
+def test_bad_model_maps_fail_at_start_with_clear_errors(
+    models: list[dict[str, object]], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        ServeSettings(models=models)  # type: ignore[arg-type]
+
+
+def test_models_come_from_the_config_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "server.toml"
+    config.write_text(
+        '[[models]]\nname = "qwen"\nmodel = "qwen2.5-coder-0.5b-instruct"\n'
+        'languages = ["en", "de"]\n'
+        '[[models]]\nname = "gemma"\nmodel = "gemma-3-270m"\npairs = ["en-fr"]\n'
+    )
+    monkeypatch.setenv("DRAGOMAN_CONFIG", str(config))
+    s = ServeSettings()
+    assert [m.name for m in s.models] == ["qwen", "gemma"]
+    assert isinstance(s.models[0], ModelSpec)
