@@ -119,24 +119,26 @@ def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subp
         )
 
 
+def _launch(
+    log_dir: Path,
+    command: str,
+    args: tuple[str, ...],
+    port: int | None = None,
+    timeout: float = 600.0,
+    probe: bool = False,
+) -> Launched:
+    """`dragoman <command> --host 127.0.0.1 --port <free port> <args>`, waited until ready."""
+    port = port or free_port()
+    log = log_dir / f"{command}-{port}.log"
+    cmd = [sys.executable, "-m", "dragoman", command, "--host", "127.0.0.1", "--port", str(port)]
+    launched = Launched(f"http://127.0.0.1:{port}", _popen([*cmd, *args], log), log)
+    return _wait(launched, "/ready", timeout, probe)
+
+
 def launch_dragoman(
     log_dir: Path, *args: str, timeout: float = 600.0, probe_while_loading: bool = False
 ) -> Launched:
-    port = free_port()
-    log = log_dir / f"dragoman-{port}.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "dragoman",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *args,
-    ]
-    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
-    return _wait(launched, "/ready", timeout, probe_while_loading)
+    return _launch(log_dir, "serve", args, timeout=timeout, probe=probe_while_loading)
 
 
 def launch_vllm_serve(
@@ -182,44 +184,11 @@ def launch_vllm_serve(
 
 
 def launch_router(log_dir: Path, *args: str, timeout: float = 60.0) -> Launched:
-    """`dragoman route` on a free port; ready once at least one backend is admitted."""
-    port = free_port()
-    log = log_dir / f"router-{port}.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "dragoman",
-        "route",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *args,
-    ]
-    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
-    return _wait(launched, "/ready", timeout, False)
+    """`dragoman route`; ready once at least one backend is admitted."""
+    return _launch(log_dir, "route", args, timeout=timeout)
 
 
 def launch_echo(log_dir: Path, languages: str, *args: str, port: int | None = None) -> Launched:
     """A dragoman server on the echo architecture: starts in a second, no model."""
-    port = port or free_port()
-    log = log_dir / f"echo-{port}.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "dragoman",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--architecture",
-        "echo",
-        "--languages",
-        languages,
-        "--log-level",
-        "warning",
-        *args,
-    ]
-    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
-    return _wait(launched, "/ready", 60.0, False)
+    echo = ("--architecture", "echo", "--languages", languages, "--log-level", "warning")
+    return _launch(log_dir, "serve", (*echo, *args), port=port, timeout=60.0)
