@@ -8,7 +8,6 @@ import platform
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import psutil
@@ -147,27 +146,9 @@ class Bench:
                     completed=0,
                 )
                 records, monitor = await self.run_level(target, level, server.pid, bar, task)
-                series = monitor.series()
-                spiky = spikiness(series)
-                step = max(1, len(monitor.samples) // 600)
-                runs.append(
-                    {
-                        "architecture": arch,
-                        "mode": level.mode,
-                        "load": level.label,
-                        "concurrency": level.value if level.mode == "closed" else None,
-                        "rate": level.value if level.mode == "poisson" else None,
-                        "summary": summarise(records).to_dict(),
-                        "utilisation": {"series": monitor.primary, **spiky.to_dict()},
-                        "timeline": {
-                            "series": monitor.primary,
-                            "t": [round(x.t, 2) for x in monitor.samples[::step]],
-                            "value": [round(v, 1) for v in series[::step]],
-                        },
-                        "records": [r.to_dict() for r in records],
-                        "server_start_s": round(server.start_seconds, 1),
-                    }
-                )
+                run = level_result(arch, level, records, monitor)
+                run["server_start_s"] = round(server.start_seconds, 1)
+                runs.append(run)
                 self.console.log(f"{arch} {level.label}: " + _line(summarise(records)))
         finally:
             await asyncio.to_thread(server.stop)
@@ -220,17 +201,7 @@ class Bench:
                     records, monitor = await self.run_level(
                         target, level, self.s.server_pid, bar, task
                     )
-                    results["runs"].append(
-                        {
-                            "architecture": "server",
-                            "mode": level.mode,
-                            "load": level.label,
-                            "concurrency": level.value if level.mode == "closed" else None,
-                            "summary": summarise(records).to_dict(),
-                            "utilisation": spikiness(monitor.series()).to_dict(),
-                            "records": [r.to_dict() for r in records],
-                        }
-                    )
+                    results["runs"].append(level_result("server", level, records, monitor))
             else:
                 for arch in self.s.architectures:
                     results["runs"] += await self.run_arch(arch, bar)
@@ -239,6 +210,29 @@ class Bench:
 
         results["verdicts"] = verdicts(results, self.s.max_num_seqs)
         return results
+
+
+def level_result(
+    arch: str, level: Level, records: list[Record], monitor: Monitor
+) -> dict[str, Any]:
+    """One level's entry in results.json: summary, utilisation, timeline, every record."""
+    series = monitor.series()
+    step = max(1, len(monitor.samples) // 600)  # at most ~600 timeline points per level
+    return {
+        "architecture": arch,
+        "mode": level.mode,
+        "load": level.label,
+        "concurrency": level.value if level.mode == "closed" else None,
+        "rate": level.value if level.mode == "poisson" else None,
+        "summary": summarise(records).to_dict(),
+        "utilisation": {"series": monitor.primary, **spikiness(series).to_dict()},
+        "timeline": {
+            "series": monitor.primary,
+            "t": [round(x.t, 2) for x in monitor.samples[::step]],
+            "value": [round(v, 1) for v in series[::step]],
+        },
+        "records": [r.to_dict() for r in records],
+    }
 
 
 def _line(s: LevelSummary) -> str:
@@ -265,8 +259,3 @@ def run_bench(s: BenchSettings) -> None:
     console.print(report.markdown(results))
     for p in paths:
         console.print(f"wrote {p}")
-
-
-def load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
