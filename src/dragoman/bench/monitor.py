@@ -63,7 +63,7 @@ class Monitor:
                 total += proc.cpu_percent(None)
             except psutil.Error:
                 continue
-        return total / psutil.cpu_count()
+        return total / (psutil.cpu_count() or 1)
 
     def _loop(self, t0: float) -> None:
         psutil.cpu_percent(None)

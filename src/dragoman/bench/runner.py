@@ -48,10 +48,10 @@ def machine_label() -> str:
 
         pynvml.nvmlInit()
         gpu = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
-        return f"GPU {gpu}, {psutil.cpu_count()} cores"
+        return f"GPU {gpu}, {(psutil.cpu_count() or 1)} cores"
     except Exception:
         mem = psutil.virtual_memory().total / 2**30
-        return f"CPU only, {psutil.cpu_count()} cores, {mem:.0f} GiB, {platform.machine()}"
+        return f"CPU only, {(psutil.cpu_count() or 1)} cores, {mem:.0f} GiB, {platform.machine()}"
 
 
 class Bench:
