@@ -43,7 +43,7 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
 
-    langs = languages_for(s)
+    langs = languages_for(s.model)
     check_pair(s.source, s.to, langs)
     if s.model in CATALOGUE:
         prepare(s.model, s.data_dir)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+
 from dragoman.errors import UnsupportedLanguage
 
 NAMES: dict[str, str] = {
@@ -25,6 +28,22 @@ NAMES: dict[str, str] = {
     "vi": "Vietnamese",
     "zh": "Chinese",
 }
+
+
+Pair = tuple[str, str]
+
+
+def parse_pair(text: str) -> Pair:
+    """'en-fr' -> ('en', 'fr')."""
+    src, sep, tgt = text.strip().partition("-")
+    if not sep or not src or not tgt:
+        raise ValueError(f"language pair {text!r} is not of the form 'en-fr'")
+    return src.lower(), tgt.lower()
+
+
+def pairs_from_languages(languages: Iterable[str]) -> set[Pair]:
+    """Every ordered pair of distinct languages: any-to-any among them."""
+    return set(itertools.permutations(languages, 2))
 
 
 def language_name(code: str) -> str:

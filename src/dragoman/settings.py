@@ -135,20 +135,18 @@ class ModelSpec(BaseModel):
         return entry.prompt if entry else "chat"
 
     def pair_list(self) -> list[tuple[str, str]]:
-        import itertools
-
         from dragoman.engine.prompts import FEW_SHOT
-        from dragoman.languages import NAMES
+        from dragoman.languages import NAMES, pairs_from_languages, parse_pair
         from dragoman.models.catalogue import CATALOGUE
 
         if bool(self.languages) == bool(self.pairs):
             raise ValueError(f"model {self.name!r}: give exactly one of languages or pairs")
-        pairs = list(itertools.permutations(self.languages, 2))
-        for text in self.pairs:
-            src, sep, tgt = text.partition("-")
-            if not sep:
-                raise ValueError(f"model {self.name!r}: pair {text!r} is not of the form 'en-fr'")
-            pairs.append((src, tgt))
+        try:
+            pairs = sorted(pairs_from_languages(self.languages)) + [
+                parse_pair(p) for p in self.pairs
+            ]
+        except ValueError as exc:
+            raise ValueError(f"model {self.name!r}: {exc}") from None
         entry = CATALOGUE.get(self.model)
         for code in {c for pair in pairs for c in pair}:
             if code not in NAMES:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 
 import uvicorn
@@ -11,25 +12,24 @@ from dragoman.api.app import build_app
 from dragoman.engine.protocol import Translator
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import prepare
-from dragoman.settings import EngineSettings, ServeSettings
+from dragoman.settings import ServeSettings
 
 log = logging.getLogger(__name__)
 
 
-def languages_for(settings: EngineSettings) -> tuple[str, ...]:
+def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
+    """The languages `model` serves (its catalogue entry's, else all we know), restricted to
+    `wanted` when given."""
     from dragoman.errors import UnsupportedLanguage
     from dragoman.languages import NAMES
 
-    entry = CATALOGUE.get(settings.model)
+    entry = CATALOGUE.get(model)
     known = entry.languages if entry else tuple(NAMES)
-    wanted = getattr(settings, "languages", None)
     if not wanted:
         return known
     unknown = [code for code in wanted if code not in known]
     if unknown:
-        raise UnsupportedLanguage(
-            f"--languages: {', '.join(unknown)} not served by {settings.model}"
-        )
+        raise UnsupportedLanguage(f"--languages: {', '.join(unknown)} not served by {model}")
     return tuple(wanted)
 
 
@@ -37,7 +37,7 @@ def serve(settings: ServeSettings) -> None:
     from dragoman.engine.vllm_engine import open_vllm
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
-    langs = languages_for(settings)
+    langs = languages_for(settings.model, settings.languages)
     if settings.architecture != "echo":
         for model in {settings.model} | {m.model for m in settings.models}:
             if model in CATALOGUE:

@@ -18,8 +18,9 @@ from dragoman import __version__
 from dragoman.api._disconnect import cancel_on_disconnect
 from dragoman.api.errors import error_response, register_error_handlers
 from dragoman.api.translate.protocol import TranslateRequest
+from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
-from dragoman.router.backends import Backend, Pool, parse_pair
+from dragoman.router.backends import Backend, Pool
 from dragoman.router.health import run_checks
 from dragoman.router.proxy import forward
 from dragoman.settings import RouteSettings

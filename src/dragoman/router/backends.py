@@ -3,10 +3,10 @@ choice of backend for a request (healthy, serves the pair, fewest outstanding re
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 from dragoman.errors import DragomanError, UnsupportedLanguage
+from dragoman.languages import Pair
 
 
 class NoHealthyBackend(DragomanError):
@@ -17,20 +17,6 @@ class NoHealthyBackend(DragomanError):
 class BackendsBusy(DragomanError):
     status_code = 503
     code = "backends_busy"
-
-
-Pair = tuple[str, str]
-
-
-def pairs_from_languages(languages: list[str]) -> set[Pair]:
-    return {(a, b) for a, b in itertools.permutations(languages, 2)}
-
-
-def parse_pair(text: str) -> Pair:
-    src, sep, tgt = text.strip().partition("-")
-    if not sep or not src or not tgt:
-        raise ValueError(f"language pair {text!r} is not of the form 'en-fr'")
-    return src.lower(), tgt.lower()
 
 
 @dataclass

@@ -8,8 +8,9 @@ import logging
 
 import httpx
 
+from dragoman.languages import pairs_from_languages
 from dragoman.metrics import RouterMetrics
-from dragoman.router.backends import Backend, Pool, pairs_from_languages
+from dragoman.router.backends import Backend, Pool
 
 log = logging.getLogger(__name__)
 

@@ -3,13 +3,12 @@ from __future__ import annotations
 import pytest
 
 from dragoman.errors import UnsupportedLanguage
+from dragoman.languages import pairs_from_languages, parse_pair
 from dragoman.router.backends import (
     Backend,
     BackendsBusy,
     NoHealthyBackend,
     Pool,
-    pairs_from_languages,
-    parse_pair,
 )
 
 
