@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from dragoman.engine.plan import EnginePlan
 from dragoman.engine.protocol import Translation
 from dragoman.errors import EngineDead, TextTooLong
 
@@ -13,6 +14,7 @@ from dragoman.errors import EngineDead, TextTooLong
 class FakeTranslator:
     model_name = "fake"
     languages = ("en", "fr", "de", "zh")
+    plans: dict[str, EnginePlan] = {}  # noqa: RUF012 (read only)
 
     def __init__(self, delay: float = 0.0, max_words: int = 1000) -> None:
         self.delay = delay

@@ -26,7 +26,8 @@ commands:
   model list       list the models dragoman can prepare
   route            proxy over several servers, by language pair and health
   bench            load-test architectures side by side; results, tables and plots
-  tune             sweep max_num_seqs (and batched tokens) and recommend settings
+  tune             sweep dtype, threads and max_num_seqs; write a settings file serve loads
+  info             this host, the engine settings it gets and why, versions (--json)
 
 Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
 DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
@@ -99,6 +100,24 @@ def cmd_route(args: list[str]) -> None:
     route(parse(RouteSettings, args, "dragoman route"))
 
 
+def cmd_info(args: list[str]) -> None:
+    import json
+
+    from dragoman.engine.vllm_engine import engine_plan
+    from dragoman.host import detect
+    from dragoman.info import render, report
+    from dragoman.models.prepare import resolve_model
+    from dragoman.settings import InfoSettings
+
+    s = parse(InfoSettings, args, "dragoman info")
+    try:
+        path = resolve_model(s.model, s.data_dir)
+    except DragomanError:
+        path = f"{s.model} (not prepared: run `dragoman model prepare`)"
+    info = report(detect(), {s.model: engine_plan(s, path)}, {s.model: path})
+    print(json.dumps(info, indent=1) if s.json_output else render(info))
+
+
 COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("serve",): cmd_serve,
     ("translate",): cmd_translate,
@@ -107,6 +126,7 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("bench",): cmd_bench,
     ("tune",): cmd_tune,
     ("route",): cmd_route,
+    ("info",): cmd_info,
 }
 
 

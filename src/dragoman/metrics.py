@@ -8,7 +8,8 @@ gauges and histograms, re-exported as they are.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
     REGISTRY,
@@ -18,7 +19,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import InfoMetricFamily, Metric
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from dragoman.engine.plan import EnginePlan
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
 
@@ -47,6 +53,7 @@ class HttpMetrics:
 
 class Metrics:
     def __init__(self, prefix: str = "dragoman") -> None:
+        self.prefix = prefix
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.http = HttpMetrics(r, prefix)
@@ -64,8 +71,44 @@ class Metrics:
         )
         self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
 
+    def watch_engines(self, plans: Callable[[], dict[str, EnginePlan]]) -> None:
+        """Export `{prefix}_engine_info`: one series per loaded engine, its labels the host
+        class and the settings it got (a handful of values per model: bounded)."""
+        self.registry.register(_EngineInfo(self.prefix, plans))
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry) + generate_latest(REGISTRY)
+
+
+class _EngineInfo(Collector):
+    def __init__(self, prefix: str, plans: Callable[[], dict[str, EnginePlan]]) -> None:
+        self.prefix = prefix
+        self.plans = plans
+
+    def describe(self) -> list[Metric]:
+        return []  # labels are known only once engines load
+
+    def collect(self) -> Iterator[Metric]:
+        from dragoman.host import detect
+
+        host = detect()
+        family = InfoMetricFamily(
+            f"{self.prefix}_engine", "Engine settings chosen for this host, per model."
+        )
+        for model, p in self.plans().items():
+            family.add_metric(
+                [],
+                {
+                    "model": model,
+                    "device": p.device,
+                    "cpu_class": host.cpu_class,
+                    "dtype": p.dtype.value,
+                    "threads": p.threads.value,
+                    "kv_cache_gib": p.kvcache_gib.value,
+                    "tcmalloc": "true" if p.tcmalloc.value else "false",
+                },
+            )
+        yield family
 
 
 def _route_of(scope: Scope) -> str:

@@ -8,6 +8,7 @@ defaults below both. Precedence: flag > environment > config file > default.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -81,16 +82,37 @@ class EngineSettings(ModelSettings):
     max_model_len: int = Field(default=2048, ge=128)
     """Longest prompt plus output, in tokens; longer texts are refused with 413."""
 
-    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "bfloat16"
-    """Weights and activations dtype."""
+    dtype: Literal["host", "auto", "bfloat16", "float16", "float32"] = "host"
+    """Weights and activations dtype. `host`: bfloat16 on a GPU or a CPU with native bf16
+    (AVX-512 BF16, AMX), else float32 (emulated bf16 is ~8x slower at batch 16)."""
 
-    cpu_kvcache_space_gib: int = Field(default=2, ge=1)
-    """KV-cache size in GiB on a CPU engine (sets VLLM_CPU_KVCACHE_SPACE); 2 holds 16-32
-    sequences of 1024 tokens with the 0.5B model."""
+    cpu_threads: str = "host"
+    """CPU engine's OpenMP threads (VLLM_CPU_OMP_THREADS_BIND): `all` usable CPUs,
+    `reserve-one` (vLLM's default: one core left to the front end), a CPU list such as `0-1`,
+    or `host`: every core on hosts of up to 4 CPUs (measured faster there), else reserve-one."""
+
+    cpu_kvcache_space_gib: int | None = Field(default=None, ge=1)
+    """KV-cache size in GiB on a CPU engine (VLLM_CPU_KVCACHE_SPACE). Default: what
+    max_num_seqs full-length sequences need, twice over, within a quarter of free memory."""
+
+    tcmalloc: bool | None = None
+    """Preload libtcmalloc into the CPU engine (vLLM allocates faster with it). Default: when
+    installed (Debian: libtcmalloc-minimal4)."""
 
     enforce_eager: bool | None = None
     """Skip graph capture/compilation. Default: on for CPU (start-up 40 s instead of 90 s),
     off for GPU (CUDA graphs speed up decode)."""
+
+    @field_validator("cpu_threads")
+    @classmethod
+    def _threads(cls, value: str) -> str:
+        if value in ("host", "all", "reserve-one", "auto", "nobind"):
+            return value
+        if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", value):
+            raise ValueError(
+                "cpu_threads: host, all, reserve-one, nobind or a CPU list such as 0-1"
+            )
+        return value
 
     max_output_tokens: int = Field(default=512, ge=8)
     """Hard cap on tokens generated for one text."""
@@ -103,9 +125,10 @@ class EngineSettings(ModelSettings):
     """Penalty on already-generated tokens; with greedy decoding a small one breaks loops."""
 
     repeat_window: int = Field(default=16, ge=0)
-    """Stop a translation whose output ends in one unit of 1-16 tokens repeated back to back (3+
-    copies) over at least this many tokens; the repeats are cut and finish_reason is
-    "repetition". 0 disables the guard."""
+    """Stop a translation whose output ends in one unit of any length (a token, a word, a clause,
+    a whole sentence or line: up to 256 tokens) repeated back to back, 3+ copies, over at least
+    this many tokens; the repeats are cut and finish_reason is "repetition". Repetition the
+    source itself has gets two copies more. 0 disables the guard."""
 
 
 class ModelSpec(BaseModel):
@@ -238,6 +261,11 @@ class TranslateSettings(EngineSettings):
     """A running dragoman server to ask; when none answers there, the engine is started here."""
 
 
+class InfoSettings(EngineSettings):
+    json_output: bool = Field(default=False, alias="json")
+    """Print the report as JSON (the same document as a server's GET /v1/info)."""
+
+
 class BenchSettings(EngineSettings):
     url: str | None = None
     """Bench this running dragoman server instead of starting the architectures."""
@@ -300,6 +328,12 @@ class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"
     """Workload to tune on (use the one that looks like your traffic)."""
 
+    dtypes: list[Literal["host", "bfloat16", "float16", "float32"]] = ["float32", "bfloat16"]
+    """dtypes tried first (with every --threads choice, at --max-num-seqs); the best goes on."""
+
+    threads: list[str] = ["all", "reserve-one"]
+    """CPU thread choices tried with every dtype (see --cpu-threads); ignored on a GPU."""
+
     workload_size: int = Field(default=400, ge=1)
     """Distinct texts in the workload."""
 
@@ -325,7 +359,15 @@ class TuneSettings(EngineSettings):
     """Relative change that counts: gains under it do not pay for worse latency."""
 
     out: Path = Path("benchmarks/results/tune")
-    """Results folder: tune.json, tune.md, server logs."""
+    """Results folder: tune.json, tune.md, tuned.toml (load it with `dragoman serve --config
+    tuned.toml`), server logs."""
+
+    @field_validator("dtypes", "threads", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        return (
+            [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+        )
 
 
 class BackendSpec(BaseModel):

@@ -4,6 +4,7 @@ default model, on 127.0.0.1. One server per session; its start-up is observed on
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -24,8 +25,31 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     server.stop()
 
 
+@dataclass(frozen=True)
+class Pace:
+    """This host's engine speed, measured once: tests derive their deadlines from it rather
+    than from a fixed number that holds on one CPU and fails on a slower one."""
+
+    seconds_per_token: float
+
+    def deadline(self, tokens: int, floor: float = 30.0) -> float:
+        """Seconds to allow for work worth `tokens` decode steps of one stream, with room
+        (a factor 4) for a busy machine."""
+        return floor + 4 * tokens * self.seconds_per_token
+
+
+@pytest.fixture(scope="session")
+def pace(live_server: Launched) -> Pace:
+    body = {"text": "The weather is lovely today.", "source_lang": "en", "target_lang": "fr"}
+    r = httpx.post(f"{live_server.url}/v1/translate", json=body, timeout=600)
+    r.raise_for_status()
+    item = r.json()["translations"][0]
+    return Pace(item["inference_seconds"] / max(1, item["output_tokens"]))
+
+
 @pytest.fixture
-async def client(live_server: Launched) -> AsyncIterator[httpx.AsyncClient]:
+async def client(live_server: Launched, pace: Pace) -> AsyncIterator[httpx.AsyncClient]:
     limits = httpx.Limits(max_connections=64)
-    async with httpx.AsyncClient(base_url=live_server.url, timeout=180, limits=limits) as c:
+    timeout = pace.deadline(2000, floor=120)  # the longest test work: dozens of texts at once
+    async with httpx.AsyncClient(base_url=live_server.url, timeout=timeout, limits=limits) as c:
         yield c

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
+from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
 
 from dragoman.bench.servers import Launched
+from tests.integration.conftest import Pace
 
 pytestmark = pytest.mark.integration
 
@@ -130,30 +133,40 @@ async def test_metrics_show_engine_gauges(client: httpx.AsyncClient) -> None:
         assert name in text, name
 
 
-async def test_client_disconnect_aborts_engine_requests(live_server: Launched) -> None:
+async def _wait_for(check: Callable[[], Awaitable[bool]], seconds: float) -> bool:
+    """Poll `check` until it holds or `seconds` pass (a deadline, not a sleep)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if await check():
+            return True
+        await asyncio.sleep(0.1)
+    return await check()
+
+
+async def test_client_disconnect_aborts_engine_requests(live_server: Launched, pace: Pace) -> None:
     long_text = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 12)
     async with httpx.AsyncClient(base_url=live_server.url, timeout=120) as watcher:
 
         async def running() -> float:
             return _gauge((await watcher.get("/metrics")).text, "vllm:num_requests_running")
 
-        assert await running() == 0
-        async with httpx.AsyncClient(base_url=live_server.url, timeout=120) as doomed:
+        async def all_three() -> bool:
+            return await running() == 3
+
+        async def none() -> bool:
+            return await running() == 0
+
+        assert await _wait_for(none, pace.deadline(100))
+        async with httpx.AsyncClient(base_url=live_server.url, timeout=None) as doomed:
             call = asyncio.create_task(
                 doomed.post("/v1/translate", json=body([long_text, long_text, long_text], "de"))
             )
-            for _ in range(100):
-                if await running() == 3:
-                    break
-                await asyncio.sleep(0.1)
-            assert await running() == 3
+            # Prefill of three ~170-token texts, then a step: a few dozen token-times anywhere.
+            assert await _wait_for(all_three, pace.deadline(200)), "never saw 3 running"
+            assert not call.done()  # ~600 tokens each: far from finished
             call.cancel()  # the client goes away mid-translation
             await asyncio.gather(call, return_exceptions=True)
-        # Three ~600-token translations would take tens of seconds; abort takes well under 5.
-        for _ in range(50):
-            if await running() == 0:
-                break
-            await asyncio.sleep(0.1)
-        assert await running() == 0
+        # Finishing the three would take ~600 token-times; the abort takes a step or two.
+        assert await _wait_for(none, pace.deadline(60, floor=10)), "engine requests not aborted"
         metrics = (await watcher.get("/metrics")).text
         assert 'route="/v1/translate",status="499"' in metrics

@@ -27,6 +27,7 @@ def build_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with EngineHost(factory, on_fatal) as host:
             app.state.engine_host = host
+            metrics.watch_engines(host.plans)
             yield
 
     app = FastAPI(

@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Literal
 
+from dragoman.engine.plan import EnginePlan
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineDead, EngineNotReady
 
@@ -66,6 +67,10 @@ class EngineHost:
         log.error("%s", reason)
         if self._on_fatal is not None:
             self._on_fatal(reason)
+
+    def plans(self) -> dict[str, EnginePlan]:
+        """Each loaded engine's plan; empty while loading or without a real engine."""
+        return dict(self._translator.plans) if self._translator is not None else {}
 
     def translator(self) -> Translator:
         if self.state == "ready" and self._translator is not None:

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from dragoman.api.deps import HostDep, MetricsDep
+from dragoman.api.deps import HostDep, MetricsDep, SettingsDep
 from dragoman.api.errors import error_response
 from dragoman.errors import DragomanError
 
@@ -40,6 +40,21 @@ async def ready(host: HostDep, metrics: MetricsDep) -> JSONResponse:
             "requests_unfinished": translator.num_unfinished_requests(),
         }
     )
+
+
+@router.get("/v1/info")
+async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
+    """This host, each engine's settings with the reason for each choice, package versions
+    (the same report as `dragoman info --json`). Engines appear once loaded."""
+    from dragoman.host import detect
+    from dragoman.info import report
+
+    plans = host.plans()
+    models = {name: str(settings.data_dir / "models" / name) for name in plans}
+    for spec in settings.models:
+        models[spec.name] = spec.model
+    models.setdefault(settings.model, settings.model)
+    return JSONResponse(report(detect(), plans, models))
 
 
 @router.get("/metrics", include_in_schema=False)

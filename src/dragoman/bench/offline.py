@@ -17,11 +17,11 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
     from vllm.inputs import TokensPrompt
 
     from dragoman.engine.prompts import PromptBuilder
-    from dragoman.engine.vllm_engine import engine_kwargs, set_cpu_kvcache
+    from dragoman.engine.vllm_engine import engine_setup
     from dragoman.models.prepare import resolve_model
 
-    set_cpu_kvcache(settings)
-    llm = LLM(**engine_kwargs(settings, resolve_model(settings.model, settings.data_dir)))
+    _, kwargs = engine_setup(settings, resolve_model(settings.model, settings.data_dir))
+    llm = LLM(**kwargs)
     prompts = PromptBuilder(
         llm.get_tokenizer(),
         settings.max_model_len,

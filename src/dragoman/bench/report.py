@@ -21,12 +21,19 @@ def _pct(v: float | None) -> str:
     return "-" if v is None or math.isnan(v) else f"{100 * v:.0f}%"
 
 
+def _plan(plan: dict[str, dict[str, str]] | None) -> str:
+    if not plan:
+        return "-"
+    return ", ".join(f"{k} {v['value'] or 'none'}" for k, v in plan.items())
+
+
 def markdown(results: dict[str, Any]) -> str:
     meta = results["meta"]
     lines = [
         f"# dragoman bench: {meta.get('label', '')}",
         "",
         f"- machine: {meta.get('machine', '?')}",
+        f"- engine plan: {_plan(meta.get('plan'))}",
         f"- model: {meta.get('model', '?')}; settings: {meta.get('settings', {})}",
         f"- workload: `{meta.get('workload')}` (seed {meta.get('seed')}), "
         f"{meta.get('requests_per_level')} requests or {meta.get('seconds_per_level')} s per level",

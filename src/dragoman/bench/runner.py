@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import platform
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import psutil
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -20,14 +18,22 @@ from dragoman.bench.monitor import Monitor
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
-from dragoman.settings import BenchSettings
+from dragoman.settings import BenchSettings, EngineSettings
 
-# name -> (dragoman --architecture, --workers); "vllm-serve" is the peer.
-ARCHITECTURES: dict[str, tuple[str, int]] = {
-    "continuous": ("continuous", 1),
-    "multiprocess": ("multiprocess", 1),
-    "multiprocess-2": ("multiprocess", 2),
-    "static-batch": ("static-batch", 1),
+# name -> (dragoman --architecture, --workers, settings changed from the run's own). The
+# variants of `continuous` isolate one choice each, measured in the same run: the repetition
+# guard off, and the engine defaults dragoman had before they followed the host.
+ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
+    "continuous": ("continuous", 1, {}),
+    "continuous-noguard": ("continuous", 1, {"repeat_window": 0}),
+    "continuous-legacy": (
+        "continuous",
+        1,
+        {"dtype": "bfloat16", "cpu_threads": "reserve-one", "tcmalloc": False},
+    ),
+    "multiprocess": ("multiprocess", 1, {}),
+    "multiprocess-2": ("multiprocess", 2, {}),
+    "static-batch": ("static-batch", 1, {}),
 }
 PEER = "vllm-serve"
 
@@ -42,16 +48,22 @@ class Level:
         return f"c={int(self.value)}" if self.mode == "closed" else f"{self.value:g} req/s"
 
 
-def machine_label() -> str:
-    try:
-        import pynvml
+def host_meta(s: EngineSettings) -> dict[str, Any]:
+    """The host and the engine plan it gets with these settings, for every result file."""
+    from dragoman.engine.vllm_engine import engine_plan
+    from dragoman.host import detect
+    from dragoman.models.prepare import resolve_model
 
-        pynvml.nvmlInit()
-        gpu = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
-        return f"GPU {gpu}, {(psutil.cpu_count() or 1)} cores"
+    host = detect()
+    try:
+        path: str | None = resolve_model(s.model, s.data_dir)
     except Exception:
-        mem = psutil.virtual_memory().total / 2**30
-        return f"CPU only, {(psutil.cpu_count() or 1)} cores, {mem:.0f} GiB, {platform.machine()}"
+        path = None
+    return {
+        "machine": host.label(),
+        "host": host.as_dict(),
+        "plan": engine_plan(s, path).as_dict(),
+    }
 
 
 class Bench:
@@ -87,9 +99,9 @@ class Bench:
                 server.url, self.s.model, self._budget(), self.s.repetition_penalty
             )
             return server, target
-        mode, workers = ARCHITECTURES[arch]
+        mode, workers, changes = ARCHITECTURES[arch]
         flags = [
-            *engine_flags(self.s),
+            *engine_flags(self.s.model_copy(update=changes)),
             "--architecture",
             mode,
             "--workers",
@@ -160,7 +172,7 @@ class Bench:
         results: dict[str, Any] = {
             "meta": {
                 "label": self.s.label,
-                "machine": machine_label(),
+                **host_meta(self.s),
                 "model": self.s.model,
                 "workload": self.s.workload,
                 "seed": self.s.seed,
@@ -171,7 +183,9 @@ class Bench:
                     "max_num_batched_tokens": self.s.max_num_batched_tokens,
                     "gpu_memory_utilization": self.s.gpu_memory_utilization,
                     "dtype": self.s.dtype,
+                    "cpu_threads": self.s.cpu_threads,
                     "enforce_eager": self.s.enforce_eager,
+                    "repeat_window": self.s.repeat_window,
                     "max_output_tokens": self.s.max_output_tokens,
                 },
                 "started": datetime.now(UTC).isoformat(timespec="seconds"),

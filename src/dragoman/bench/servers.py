@@ -66,8 +66,8 @@ def engine_flags(s: EngineSettings) -> list[str]:
         str(s.max_model_len),
         "--dtype",
         s.dtype,
-        "--cpu-kvcache-space-gib",
-        str(s.cpu_kvcache_space_gib),
+        "--cpu-threads",
+        s.cpu_threads,
         "--max-output-tokens",
         str(s.max_output_tokens),
         "--output-ratio",
@@ -79,6 +79,10 @@ def engine_flags(s: EngineSettings) -> list[str]:
     ]
     if s.enforce_eager is not None:
         flags += ["--enforce-eager", str(s.enforce_eager).lower()]
+    if s.cpu_kvcache_space_gib is not None:
+        flags += ["--cpu-kvcache-space-gib", str(s.cpu_kvcache_space_gib)]
+    if s.tcmalloc is not None:
+        flags += ["--tcmalloc", str(s.tcmalloc).lower()]
     return flags
 
 
@@ -144,10 +148,11 @@ def launch_dragoman(
 def launch_vllm_serve(
     log_dir: Path, model_path: str, s: EngineSettings, timeout: float = 600.0
 ) -> Launched:
-    """vLLM's own server, as a user wiring vLLM up by hand would run it, same engine settings."""
-    from dragoman.engine.vllm_engine import engine_kwargs
+    """vLLM's own server, as a user wiring vLLM up by hand would run it, with the same engine
+    settings: the host's plan (dtype, threads, KV cache, allocator) included."""
+    from dragoman.engine.vllm_engine import engine_setup
 
-    kw = engine_kwargs(s, model_path)
+    plan, kw = engine_setup(s, model_path)
     port = free_port()
     log = log_dir / f"vllm-{port}.log"
     cmd = [
@@ -177,8 +182,7 @@ def launch_vllm_serve(
     ]
     if kw["enforce_eager"]:
         cmd.append("--enforce-eager")
-    env = os.environ.copy()
-    env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(s.cpu_kvcache_space_gib))
+    env = {**os.environ, **plan.env()}
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log, env), log)
     return _wait(launched, "/health", timeout, False)
 

@@ -128,10 +128,9 @@ class MultiprocessTranslator:
     ) -> None:
         from transformers import AutoTokenizer
 
-        from dragoman.engine.vllm_engine import engine_kwargs, set_cpu_kvcache
+        from dragoman.engine.vllm_engine import engine_setup
 
         model_path = resolve_model(settings.model, settings.data_dir)
-        set_cpu_kvcache(settings)
         self.model_name = settings.model
         self.languages = languages
         self.prompts = PromptBuilder(
@@ -145,7 +144,8 @@ class MultiprocessTranslator:
         self._shared = self._manager.dict()
         self._tasks = ctx.JoinableQueue()
         self._results = ctx.Queue()
-        kwargs = engine_kwargs(settings, model_path)
+        plan, kwargs = engine_setup(settings, model_path)
+        self.plans = {settings.model: plan}  # the host's plan, before workers spawn
         self._procs = [
             ctx.Process(
                 target=_worker_main,

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from dragoman.engine.plan import EnginePlan
 from dragoman.engine.protocol import Translation
 
 
@@ -15,6 +16,7 @@ class EchoTranslator:
         self.model_name = name
         self.languages = languages
         self.delay = delay
+        self.plans: dict[str, EnginePlan] = {}
         self._running = 0
 
     async def translate(self, text: str, source: str, target: str) -> Translation:

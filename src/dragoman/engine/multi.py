@@ -18,6 +18,7 @@ class MultiTranslator:
         self.routes = routes
         self.model_name = "+".join(translators)
         self.languages = tuple(sorted({code for pair in routes for code in pair}))
+        self.plans = {k: v for t in translators.values() for k, v in t.plans.items()}
 
     @property
     def pairs(self) -> dict[Pair, str]:

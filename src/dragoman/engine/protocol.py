@@ -4,7 +4,10 @@ unit tests use a small fake with the same shape."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from dragoman.engine.plan import EnginePlan
 
 FinishReason = Literal["stop", "length", "repetition"]
 
@@ -22,6 +25,8 @@ class Translation:
 class Translator(Protocol):
     model_name: str
     languages: tuple[str, ...]
+    plans: dict[str, EnginePlan]
+    """Each model's engine plan (what the host got and why); empty without a real engine."""
 
     async def translate(self, text: str, source: str, target: str) -> Translation:
         """Translate one text. Raises TextTooLong, EngineFailed or EngineDead."""

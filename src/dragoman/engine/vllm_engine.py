@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from dragoman.engine.prompts import PromptBuilder, PromptFormat, repetition_start
+from dragoman.engine.guard import RepetitionGuard, source_copies
+from dragoman.engine.hygiene import clean_output
+from dragoman.engine.plan import EnginePlan, plan_engine
+from dragoman.engine.prompts import PromptBuilder, PromptFormat
 from dragoman.engine.protocol import FinishReason, Translation
 from dragoman.errors import EngineDead, EngineFailed
+from dragoman.host import detect
 from dragoman.models.prepare import resolve_model
 
 if TYPE_CHECKING:
@@ -34,27 +37,30 @@ def is_cpu_platform() -> bool:
     return bool(current_platform.is_cpu())
 
 
-def engine_kwargs(settings: EngineSettings, model_path: str) -> dict[str, Any]:
-    """Engine settings shared by the async engine, the baselines' offline `LLM` and the
-    benchmark's ceiling, so every architecture runs the same engine the same way."""
-    cpu = is_cpu_platform()
-    eager = settings.enforce_eager if settings.enforce_eager is not None else cpu
-    return {
+def engine_plan(settings: EngineSettings, model_path: str | None = None) -> EnginePlan:
+    """The engine settings this host gets (explicit settings win), with their reasons."""
+    return plan_engine(settings, detect(), gpu=not is_cpu_platform(), model_path=model_path)
+
+
+def engine_setup(settings: EngineSettings, model_path: str) -> tuple[EnginePlan, dict[str, Any]]:
+    """Plan the engine for this host, apply the plan's environment (read by engine processes
+    spawned from now on), and return the engine arguments. Shared by the async engine, the
+    baselines' offline `LLM`, the benchmark's ceiling and its vLLM peer, so every architecture
+    runs the same engine the same way."""
+    plan = engine_plan(settings, model_path)
+    plan.apply()
+    kwargs = {
         "model": model_path,
         "served_model_name": [settings.model],
-        "dtype": settings.dtype,
+        "dtype": plan.dtype.value,
         "max_model_len": settings.max_model_len,
         "max_num_seqs": settings.max_num_seqs,
         "max_num_batched_tokens": settings.max_num_batched_tokens,
         "gpu_memory_utilization": settings.gpu_memory_utilization,
-        "enforce_eager": eager,
+        "enforce_eager": plan.enforce_eager.value == "true",
         "seed": 0,
     }
-
-
-def set_cpu_kvcache(settings: EngineSettings) -> None:
-    # vLLM's CPU backend sizes its KV cache from this variable, read when the engine starts.
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kvcache_space_gib))
+    return plan, kwargs
 
 
 class VllmTranslator:
@@ -65,6 +71,7 @@ class VllmTranslator:
         languages: tuple[str, ...],
         prompt_format: PromptFormat = "chat",
         name: str | None = None,
+        plan: EnginePlan | None = None,
     ):
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
@@ -74,10 +81,10 @@ class VllmTranslator:
         self._tokenizer: Any = engine.get_tokenizer()
         self.model_name = name or settings.model
         self.languages = languages
-        # The guard needs to see tokens as they come; without it only the final output matters.
-        kind = (
-            RequestOutputKind.CUMULATIVE if settings.repeat_window else RequestOutputKind.FINAL_ONLY
-        )
+        self.plans = {self.model_name: plan} if plan else {}
+        # The guard needs to see tokens as they come: only the new ones at each step (DELTA), so
+        # its cost per step does not grow with the output. Without it only the end matters.
+        kind = RequestOutputKind.DELTA if settings.repeat_window else RequestOutputKind.FINAL_ONLY
         self.prompts = PromptBuilder(
             self._tokenizer,
             settings.max_model_len,
@@ -92,6 +99,13 @@ class VllmTranslator:
             skip_special_tokens=True,
             stop=self.prompts.stop,
         )
+
+    def _guard(self, text: str, max_tokens: int) -> RepetitionGuard:
+        """Units up to a long sentence. Repetition the source itself has (3+ copies: "ha ha ha
+        ha"; doubled letters do not count) may come through with two copies to spare."""
+        copies = source_copies(text)
+        min_copies = copies + 2 if copies >= 3 else 3
+        return RepetitionGuard(self._settings.repeat_window, min(256, max_tokens // 3), min_copies)
 
     def num_unfinished_requests(self) -> int:
         return int(self._engine.get_num_unfinished_requests())
@@ -118,16 +132,20 @@ class VllmTranslator:
         request_id = uuid.uuid4().hex
         started = time.monotonic()
         window = self._settings.repeat_window
+        guard = self._guard(text, max_tokens) if window else None
         final = None
+        pieces: list[str] = []
         cut: int | None = None
         stream = self._engine.generate(TokensPrompt(prompt_token_ids=ids), params, request_id)
         try:
             async for out in stream:
                 final = out
-                if window and not out.finished:
-                    cut = repetition_start(out.outputs[0].token_ids, window)
-                    if cut is not None:
-                        break
+                if guard is None:
+                    continue
+                pieces.append(out.outputs[0].text)
+                cut = guard.feed(out.outputs[0].token_ids)
+                if cut is not None:
+                    break
         except EngineDeadError as exc:
             raise EngineDead("the engine has stopped; restart the server") from exc
         except (ValueError, TypeError) as exc:  # request refused by vLLM's input checks
@@ -144,18 +162,22 @@ class VllmTranslator:
         if final is None:
             raise EngineFailed("the engine returned no output")
         completion = final.outputs[0]
-        tokens = list(completion.token_ids)
         finish: FinishReason
+        if guard is None:
+            tokens = list(completion.token_ids)
+            out_text = completion.text
+        else:
+            tokens = guard.tokens
+            out_text = "".join(pieces)
         if cut is not None:
             tokens = tokens[:cut]
             out_text = self._tokenizer.decode(tokens, skip_special_tokens=True)
             finish = "repetition"
         else:
-            out_text = completion.text
             finish = "length" if completion.finish_reason == "length" else "stop"
         queue_s, infer_s = _timings(final.metrics, wall)
         return Translation(
-            text=out_text.strip(),
+            text=clean_output(out_text, text),
             finish_reason=finish,
             input_tokens=len(ids),
             output_tokens=len(tokens),
@@ -218,11 +240,12 @@ async def open_vllm(
 ) -> AsyncIterator[VllmTranslator]:
     """Build the engine, yield a translator over it, always shut the engine down."""
     model_path = resolve_model(settings.model, settings.data_dir)
-    set_cpu_kvcache(settings)
     from vllm.engine.arg_utils import AsyncEngineArgs
 
+    plan, kwargs = engine_setup(settings, model_path)
+    log.info("engine for %s on %s: %s", name or settings.model, detect().label(), plan.summary())
     # log stats: per-request metrics (queue/inference time) and the Prometheus gauges
-    args = AsyncEngineArgs(**engine_kwargs(settings, model_path), disable_log_stats=False)
+    args = AsyncEngineArgs(**kwargs, disable_log_stats=False)
     if name:
         args.served_model_name = [name]
     started = time.monotonic()
@@ -230,6 +253,6 @@ async def open_vllm(
     try:
         engine._run_output_handler()  # built off the loop thread; start its loop here
         log.info("engine ready in %.1f s (%s)", time.monotonic() - started, model_path)
-        yield VllmTranslator(engine, settings, languages, prompt_format, name)
+        yield VllmTranslator(engine, settings, languages, prompt_format, name, plan)
     finally:
         engine.shutdown()

@@ -40,11 +40,13 @@ def run(arch: str, c: int, rps: float, p99: float = 2.0, queue: float = 0.01) ->
 
 
 RESULTS = {
-    "meta": {"label": "test", "workload": "variable", "seed": 0},
-    "offline": {"requests": 10, "seconds": 2.5, "rps": 4.0, "output_tokens_per_s": 140.0},
+    "meta": {"label": "test", "workload": "variable", "seed": 0, "host": {"native_bf16": False}},
+    "offline": {"requests": 10, "seconds": 2.5, "rps": 4.0, "output_tokens_per_s": 118.0},
     "runs": [
         run("continuous", 1, 0.6),
         run("continuous", 25, 3.7, queue=0.5),
+        run("continuous-noguard", 25, 3.75),
+        run("continuous-legacy", 25, 0.5),
         run("multiprocess", 1, 0.5),
         run("multiprocess", 25, 0.6),
         run("multiprocess-2", 1, 0.5),
@@ -57,19 +59,35 @@ RESULTS = {
 
 def test_verdicts_check_each_target_against_the_same_run() -> None:
     v = verdicts(RESULTS, max_num_seqs=16)
-    assert v[0].startswith("continuous at saturation (c=25) reaches 92% of the offline ceiling")
-    assert v[0].endswith("MET")
     assert "continuous vs multiprocess at c=25: 6.17x throughput; target >= 4x: MET" in v
     assert any(x.startswith("multiprocess with 2 workers") and x.endswith("MET") for x in v)
     assert any("queue share" in x and "at most 1.0% (c=1" in x and x.endswith("MET") for x in v)
-    assert any(
-        x.startswith("continuous vs vllm serve at c=25: 103%") and x.endswith("MET") for x in v
-    )
+    assert (
+        "continuous vs vllm serve at c=25: 103% of its output tok/s (111.0 vs 108.0), p99 2.00 "
+        "vs 2.50 s (target >= 100% with p99 no higher): MET"
+    ) in v
+    assert (
+        "continuous at saturation (c=25) reaches 94% of the offline engine's output tok/s "
+        "(111.0 vs 118.0; target >= 90%): MET"
+    ) in v
+    assert (
+        "repetition guard on vs off at c=25: 111.0 vs 112.5 output tok/s, -1.3% "
+        "(target within 3%): MET"
+    ) in v
+    assert any(x.startswith("host defaults vs the old defaults") and "7.40x" in x for x in v)
+    assert any("7.40x" in x and x.endswith("target >= 5x: MET)") for x in v)
 
 
 def test_verdicts_report_a_miss() -> None:
-    results = {**RESULTS, "offline": {**RESULTS["offline"], "rps": 10.0}}
-    assert verdicts(results, 16)[0].endswith("MISSED")
+    results = {**RESULTS, "offline": {**RESULTS["offline"], "output_tokens_per_s": 200.0}}
+    ceiling = [x for x in verdicts(results, 16) if "offline engine" in x]
+    assert ceiling and ceiling[0].endswith("MISSED")
+
+
+def test_verdicts_skip_the_5x_target_on_a_host_with_native_bf16() -> None:
+    results = {**RESULTS, "meta": {**RESULTS["meta"], "host": {"native_bf16": True}}}
+    legacy = [x for x in verdicts(results, 16) if x.startswith("host defaults")]
+    assert legacy and "applies to hosts without native bf16" in legacy[0]
 
 
 def test_write_makes_json_markdown_and_plots(tmp_path: Path) -> None:

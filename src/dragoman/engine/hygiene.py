@@ -1,0 +1,144 @@
+"""Strip what a chat model wraps around a translation ("Here is the translation:", quotes, a
+closing note) without touching content. Each rule applies only when the source does not have
+the same thing, so a source that is a quotation, a list under a heading or a note survives."""
+
+from __future__ import annotations
+
+import re
+
+_COLON = r"\s*[:：]"
+_LINE = r"[^\n:：]*"  # the rest of a phrase, up to its colon, on one line
+
+# A label alone, at the very start: "Translation: Bonjour", "翻译：你好".
+_LABEL = re.compile(
+    r"(?:(?:[A-Z][a-z]+ )?translation(?: (?:in|into|to) [A-Z][a-z]+)?|traduction|übersetzung"
+    r"|traducción|traduzione|tradução|vertaling|翻译|译文|翻訳|訳文|번역)" + _COLON + r"\s*",
+    re.IGNORECASE,
+)
+# A sentence announcing the translation, in the languages models chat in. It must name the
+# translation, so "Voici le plan : ..." (a translated "Here is the plan: ...") is content.
+_PREAMBLE = re.compile(
+    r"(?:(?:sure|certainly|of course|okay|ok)\b[^\n:：.!]*[.!,]\s*)?"
+    r"(?:here(?:['’]s| is| are)\b"
+    + _LINE
+    + r"\btranslat"
+    + _LINE
+    + r"|voici\b"
+    + _LINE
+    + r"\btradu"
+    + _LINE
+    + r"|hier ist\b"
+    + _LINE
+    + r"übersetz"
+    + _LINE
+    + r"|aquí (?:está|tienes)\b"
+    + _LINE
+    + r"traduc"
+    + _LINE
+    + r"|ecco\b"
+    + _LINE
+    + r"tradu"
+    + _LINE
+    + r"|以下是"
+    + _LINE
+    + r"翻译"
+    + _LINE
+    + r"|以下は"
+    + _LINE
+    + r"翻訳"
+    + _LINE
+    + r"|다음은"
+    + _LINE
+    + r"번역"
+    + _LINE
+    + r"|아래의?\s"
+    + _LINE
+    + r"(?:번역|다음과 같습니다)"
+    + _LINE
+    + r")"
+    + _COLON
+    + r"\s*",
+    re.IGNORECASE,
+)
+# The source starts with a label of its own ("Übersetzung: ...", "Q: ..."): ours translates it.
+_SOURCE_LABEL = re.compile(r"\s*[^\W\d_][^\s:：]{0,24}" + _COLON)
+
+_QUOTES = (
+    ('"', '"'), ("“", "”"), ("«", "»"), ("„", "“"), ("„", "”"), ("「", "」"), ("『", "』"),
+    ("'", "'"), ("‘", "’"),
+)  # fmt: skip
+_FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+_NOTE = re.compile(
+    r"[\s*_\[]*\(?\s*(?:note|notes|nb|n\.b\.|translator'?s note|remarque|anmerkung|hinweis"
+    r"|nota|注|注意|备注|注释|注記|備考|참고|주의)[*_]*" + _COLON + r"|\(\s*note\b",
+    re.IGNORECASE,
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def clean_output(text: str, source: str) -> str:
+    """The translation in `text` without preamble, wrapping quotes or fence, or trailing note
+    that `source` does not have. Never empty: if nothing would be left, `text` stripped."""
+    original = text.strip()
+    out = _drop_preamble(original, source)
+    out = _drop_notes(out, source)
+    out = _unwrap(out, source)
+    return out or original
+
+
+def _drop_preamble(out: str, source: str) -> str:
+    src = source.strip()
+    match = _PREAMBLE.match(out)
+    if match and not _PREAMBLE.match(src):
+        return out[match.end() :].strip()
+    match = _LABEL.match(out)
+    if match and not (_LABEL.match(src) or _SOURCE_LABEL.match(src)):
+        return out[match.end() :].strip()
+    # Any other first line ending in a colon, when the output has a line more than the source
+    # and the source's first line has no colon the line could be translating ("He said: hi").
+    first, _, rest = out.partition("\n")
+    if (
+        first.rstrip().endswith((":", "："))
+        and _lines(out) > _lines(src)
+        and not any(colon in src.partition("\n")[0] for colon in ":：")
+    ):
+        return rest.strip()
+    return out
+
+
+def _drop_notes(out: str, source: str) -> str:
+    if any(_NOTE.match(p) for p in _PARAGRAPH_BREAK.split(source.strip())):
+        return out
+    paragraphs = _PARAGRAPH_BREAK.split(out)
+    wanted = len(_PARAGRAPH_BREAK.split(source.strip()))
+    while len(paragraphs) > wanted and _NOTE.match(paragraphs[-1]):
+        paragraphs.pop()
+    return "\n\n".join(paragraphs).strip()
+
+
+def _unwrap(out: str, source: str) -> str:
+    src = source.strip()
+    fence = _FENCE.fullmatch(out)
+    if fence and "```" not in src and "```" not in fence.group(1):
+        out = fence.group(1).strip()
+    for opening, closing in _QUOTES:
+        if _wrapped(src, opening, closing):
+            return out
+    for opening, closing in _QUOTES:
+        inner = out[len(opening) : -len(closing)]
+        if _wrapped(out, opening, closing) and opening not in inner and closing not in inner:
+            return inner.strip()
+    return out
+
+
+def _wrapped(text: str, opening: str, closing: str) -> bool:
+    return (
+        len(text) > len(opening) + len(closing)
+        and text.startswith(opening)
+        and (text.endswith(closing))
+    )
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())

@@ -1,0 +1,199 @@
+"""Engine settings chosen for the host they run on, each with the reason it was chosen.
+
+Every field of `EngineSettings` that depends on the machine defaults to "host" (or None) and is
+resolved here from `dragoman.host`; an explicit setting always wins and is reported as such.
+The plan is applied to the environment before an engine process starts (vLLM's CPU backend
+reads its thread binding, KV-cache size and preloaded allocator from there), and reported by
+the start-up log line, `dragoman info`, `/v1/info` and the `dragoman_engine_info` metric.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dragoman.host import Host
+
+if TYPE_CHECKING:
+    from dragoman.settings import EngineSettings
+
+# Measured on 2-core hosts (benchmarks/results/threads-*): the engine on every core beat vLLM's
+# default of leaving one to the front end, with the API server sharing the machine. Beyond this
+# many CPUs one core for the front end costs little, so vLLM's default is kept there.
+ALL_CORES_UP_TO = 4
+
+_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EnginePlan:
+    device: str
+    dtype: Choice
+    threads: Choice
+    """VLLM_CPU_OMP_THREADS_BIND: a CPU list ("0-1"), "auto" (vLLM reserves one core), or
+    "nobind"."""
+    kvcache_gib: Choice
+    tcmalloc: Choice
+    """Path of the allocator to preload, or "" for none."""
+    enforce_eager: Choice
+
+    def env(self) -> dict[str, str]:
+        """Environment an engine process of this plan must start with."""
+        if self.device != "cpu":
+            return {}
+        env = {
+            "VLLM_CPU_OMP_THREADS_BIND": self.threads.value,
+            "VLLM_CPU_KVCACHE_SPACE": self.kvcache_gib.value,
+        }
+        if self.tcmalloc.value:
+            preload = os.environ.get("LD_PRELOAD", "")
+            if self.tcmalloc.value not in preload:
+                preload = ":".join(p for p in (self.tcmalloc.value, preload) if p)
+            env["LD_PRELOAD"] = preload
+        return env
+
+    def apply(self) -> None:
+        """Set this plan's environment in this process, inherited by engine processes it
+        spawns from now on (vLLM reads it in the engine process, at start)."""
+        os.environ.update(self.env())
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        return {
+            name: {"value": c.value, "reason": c.reason}
+            for name, c in (
+                ("dtype", self.dtype),
+                ("threads", self.threads),
+                ("kv_cache_gib", self.kvcache_gib),
+                ("tcmalloc", self.tcmalloc),
+                ("enforce_eager", self.enforce_eager),
+            )
+        }
+
+    def summary(self) -> str:
+        tc = "tcmalloc" if self.tcmalloc.value else "no tcmalloc"
+        if self.device != "cpu":
+            return f"device gpu, dtype {self.dtype.value}, eager {self.enforce_eager.value}"
+        return (
+            f"device cpu, dtype {self.dtype.value}, threads {self.threads.value}, "
+            f"KV cache {self.kvcache_gib.value} GiB, {tc}, eager {self.enforce_eager.value}"
+        )
+
+
+def _cpu_list(cpus: tuple[int, ...]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5" (vLLM's CPU-list syntax)."""
+    parts: list[str] = []
+    start = prev = None
+    for c in cpus:
+        if prev is not None and c == prev + 1:
+            prev = c
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = c
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
+
+
+def choose_dtype(setting: str, host: Host, gpu: bool) -> Choice:
+    if setting != "host":
+        return Choice(setting, "set explicitly")
+    if gpu:
+        return Choice("bfloat16", "GPU: bf16 is native and halves memory traffic")
+    if host.native_bf16:
+        return Choice("bfloat16", "CPU has native bf16 (avx512_bf16/amx_bf16)")
+    return Choice(
+        "float32",
+        "CPU has no native bf16: emulated bf16 is ~8x slower at batch 16 than float32",
+    )
+
+
+def choose_threads(setting: str, host: Host) -> Choice:
+    if setting != "host":
+        named = {"reserve-one": "auto", "all": _cpu_list(host.usable_cpus)}
+        return Choice(named.get(setting, setting), "set explicitly")
+    if len(host.usable_cpus) <= ALL_CORES_UP_TO:
+        return Choice(
+            _cpu_list(host.usable_cpus),
+            f"{len(host.usable_cpus)} CPUs: the engine on every core beat leaving one to the "
+            "front end (measured, benchmarks/results/threads-*)",
+        )
+    n = len(host.usable_cpus)
+    return Choice("auto", f"{n} CPUs: vLLM's default, one kept for the front end")
+
+
+def kv_bytes_per_token(model_path: str, dtype: str) -> int | None:
+    """Bytes of KV cache one token takes, from the model's config.json (None if unknown)."""
+    try:
+        cfg: dict[str, Any] = json.loads((Path(model_path) / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    cfg = cfg.get("text_config", cfg)
+    layers = cfg.get("num_hidden_layers")
+    heads = cfg.get("num_attention_heads")
+    kv_heads = cfg.get("num_key_value_heads") or heads
+    head_dim = cfg.get("head_dim") or (cfg["hidden_size"] // heads if heads else None)
+    if not (layers and kv_heads and head_dim):
+        return None
+    return int(2 * layers * kv_heads * head_dim * _DTYPE_BYTES.get(dtype, 4))
+
+
+def choose_kvcache(
+    setting: int | None, host: Host, s: EngineSettings, model_path: str | None, dtype: str
+) -> Choice:
+    if setting is not None:
+        return Choice(str(setting), "set explicitly")
+    # What full batches of full-length sequences need, with room to spare, within a quarter of
+    # the memory free now (weights, activations and other models need the rest).
+    per_token = kv_bytes_per_token(model_path, dtype) if model_path else None
+    cap = max(1, int(host.memory_available_gib * 0.25))
+    if per_token is None:
+        gib = min(4, cap)
+        why = f"model geometry unknown: {gib} GiB (a quarter of free memory, at most 4)"
+        return Choice(str(gib), why)
+    need = per_token * s.max_num_seqs * s.max_model_len * 2 / 2**30
+    gib = max(1, min(cap, max(2, int(need + 0.999))))
+    return Choice(
+        str(gib),
+        f"{s.max_num_seqs} x {s.max_model_len} tokens x {per_token // 1024} KiB, twice over, "
+        f"= {need:.2f} GiB, at least 2; at most a quarter of the "
+        f"{host.memory_available_gib:.0f} GiB free",
+    )
+
+
+def choose_tcmalloc(setting: bool | None, host: Host) -> Choice:
+    if setting is False:
+        return Choice("", "switched off explicitly")
+    if host.tcmalloc:
+        return Choice(host.tcmalloc, "found: vLLM's CPU backend allocates faster with it")
+    why = "not installed (Debian: apt-get install libtcmalloc-minimal4)"
+    return Choice("", why)
+
+
+def plan_engine(
+    s: EngineSettings, host: Host, gpu: bool, model_path: str | None = None
+) -> EnginePlan:
+    dtype = choose_dtype(s.dtype, host, gpu)
+    if s.enforce_eager is not None:
+        eager = Choice(str(s.enforce_eager).lower(), "set explicitly")
+    elif gpu:
+        eager = Choice("false", "GPU: CUDA graphs speed up decode")
+    else:
+        eager = Choice("true", "CPU: start-up ~40 s instead of ~90 s, same decode speed")
+    return EnginePlan(
+        device="gpu" if gpu else "cpu",
+        dtype=dtype,
+        threads=choose_threads(s.cpu_threads, host),
+        kvcache_gib=choose_kvcache(s.cpu_kvcache_space_gib, host, s, model_path, dtype.value),
+        tcmalloc=choose_tcmalloc(s.tcmalloc, host),
+        enforce_eager=eager,
+    )
