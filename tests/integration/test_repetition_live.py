@@ -36,7 +36,10 @@ TRIGGERS = {
         "In them he has set a tent for the sun,",
     ],
 }
-THREE_COPIES = re.compile(r"(.{4,80})\1\1", re.DOTALL)
+# Three back-to-back copies of anything from a short word to a whole sentence or line.
+THREE_COPIES = re.compile(r"(.{4,400}?)\s*\1\s*\1", re.DOTALL)
+# A first line that announces the answer instead of being it ("아래의 문장은 ...:").
+PREAMBLE = re.compile(r"\A[^\n]{0,80}[:：]\s*\n")
 
 
 async def test_looping_inputs_end_bounded_and_without_repeats(client: httpx.AsyncClient) -> None:
@@ -50,7 +53,19 @@ async def test_looping_inputs_end_bounded_and_without_repeats(client: httpx.Asyn
             reasons.append(item["finish_reason"])
             assert item["finish_reason"] in ("stop", "repetition"), item
             assert not THREE_COPIES.search(item["text"]), item["text"]
+            assert not PREAMBLE.match(item["text"]), item["text"]
             # A loop left alone runs to the output cap (3 x input + 16); these stop far earlier.
             assert item["output_tokens"] < 2 * len(src.split()) + 40, item
             assert item["text"]
     assert "repetition" in reasons, "the guard never engaged on inputs known to loop"
+
+
+async def test_repetition_in_the_source_survives(client: httpx.AsyncClient) -> None:
+    text = "Ha ha ha ha ha ha ha ha ha ha ha ha! That is so funny."
+    r = await client.post(
+        "/v1/translate", json={"text": text, "source_lang": "en", "target_lang": "fr"}
+    )
+    assert r.status_code == 200, r.text
+    item = r.json()["translations"][0]
+    assert item["finish_reason"] == "stop", item
+    assert item["text"].lower().count("ha") >= 8, item["text"]

@@ -98,6 +98,10 @@ def convert_gguf(gguf: Path, out: Path, needs_chat_template: bool = True) -> Non
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from dragoman.host import detect
+
+    # Every CPU this process may use (torch's default counts the machine's, not our mask's).
+    torch.set_num_threads(len(detect().usable_cpus))
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(
         gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16

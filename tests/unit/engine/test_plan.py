@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from dragoman.engine.plan import plan_engine
+from dragoman.host import Host
+from dragoman.settings import EngineSettings
+
+
+def host(
+    isa: tuple[str, ...] = ("avx", "avx2"),
+    cpus: int = 2,
+    free_gib: float = 20.0,
+    tcmalloc: str | None = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+) -> Host:
+    return Host(
+        "test CPU", "x86_64", isa, cpus, cpus, tuple(range(cpus)), 24.0, free_gib, None, tcmalloc
+    )
+
+
+def model_dir(tmp_path: Path) -> str:
+    config = {
+        "num_hidden_layers": 24,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+        "hidden_size": 896,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return str(tmp_path)
+
+
+def test_avx2_host_gets_float32_on_every_core() -> None:
+    plan = plan_engine(EngineSettings(), host(), gpu=False)
+    assert plan.dtype.value == "float32"
+    assert "no native bf16" in plan.dtype.reason
+    assert plan.threads.value == "0-1"
+    assert plan.enforce_eager.value == "true"
+
+
+def test_native_bf16_host_gets_bfloat16() -> None:
+    plan = plan_engine(EngineSettings(), host(("avx2", "avx512f", "avx512_bf16")), gpu=False)
+    assert plan.dtype.value == "bfloat16"
+
+
+def test_gpu_gets_bfloat16_and_graphs_and_no_cpu_environment() -> None:
+    plan = plan_engine(EngineSettings(), host(), gpu=True)
+    assert (plan.dtype.value, plan.enforce_eager.value) == ("bfloat16", "false")
+    assert plan.env() == {}
+
+
+def test_many_cores_keep_vllms_reserved_core() -> None:
+    assert plan_engine(EngineSettings(), host(cpus=16), gpu=False).threads.value == "auto"
+
+
+def test_explicit_settings_win_and_say_so() -> None:
+    s = EngineSettings(dtype="bfloat16", cpu_threads="reserve-one", tcmalloc=False)
+    plan = plan_engine(s, host(), gpu=False)
+    assert plan.dtype.value == "bfloat16" and plan.dtype.reason == "set explicitly"
+    assert plan.threads.value == "auto"
+    assert plan.tcmalloc.value == ""
+    assert "LD_PRELOAD" not in plan.env()
+    assert (
+        plan_engine(EngineSettings(cpu_threads="all"), host(cpus=3), gpu=False).threads.value
+        == "0-2"
+    )
+
+
+def test_kv_cache_is_sized_from_the_model_and_capped_by_free_memory(tmp_path: Path) -> None:
+    path = model_dir(tmp_path)
+    # 2 x 24 layers x 2 heads x 64 dims x 4 bytes = 24 KiB a token; 16 x 2048 x 2 -> 1.5 GiB
+    plan = plan_engine(EngineSettings(), host(), gpu=False, model_path=path)
+    assert plan.kvcache_gib.value == "2"
+    big = EngineSettings(max_num_seqs=256)  # 24 GiB wanted
+    assert plan_engine(big, host(free_gib=20), gpu=False, model_path=path).kvcache_gib.value == "5"
+    assert (
+        plan_engine(EngineSettings(cpu_kvcache_space_gib=3), host(), gpu=False).kvcache_gib.value
+        == "3"
+    )
+
+
+def test_env_preloads_tcmalloc_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LD_PRELOAD", "/lib/other.so")
+    for name in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND"):
+        monkeypatch.setenv(name, "")  # restored after the test; apply() below changes them
+    plan = plan_engine(EngineSettings(), host(), gpu=False)
+    env = plan.env()
+    assert env["LD_PRELOAD"] == f"{plan.tcmalloc.value}:/lib/other.so"
+    assert env["VLLM_CPU_OMP_THREADS_BIND"] == "0-1"
+    monkeypatch.setenv("LD_PRELOAD", env["LD_PRELOAD"])
+    assert plan.env()["LD_PRELOAD"] == env["LD_PRELOAD"]
+    plan.apply()
+    assert os.environ["VLLM_CPU_KVCACHE_SPACE"] == plan.kvcache_gib.value
+
+
+def test_no_tcmalloc_installed_says_how_to_get_it() -> None:
+    plan = plan_engine(EngineSettings(), host(tcmalloc=None), gpu=False)
+    assert plan.tcmalloc.value == ""
+    assert "libtcmalloc-minimal4" in plan.tcmalloc.reason
+
+
+def test_bad_cpu_threads_is_refused() -> None:
+    with pytest.raises(ValueError, match="cpu_threads"):
+        EngineSettings(cpu_threads="both")

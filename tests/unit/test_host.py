@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from dragoman.host import ISA_FLAGS, Host, detect, parse_cpuinfo
+
+AVX2_EPYC = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+physical id\t: 0
+core id\t: 0
+flags\t\t: fpu sse sse2 avx fma f16c avx2 bmi2
+
+processor\t: 1
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+physical id\t: 0
+core id\t: 1
+flags\t\t: fpu sse sse2 avx fma f16c avx2 bmi2
+"""
+
+
+def host(isa: tuple[str, ...], cpus: int = 2) -> Host:
+    return Host("test CPU", "x86_64", isa, cpus, cpus, tuple(range(cpus)), 24.0, 20.0, None, None)
+
+
+def test_parse_cpuinfo_reads_model_flags_and_physical_cores() -> None:
+    model, flags, cores = parse_cpuinfo(AVX2_EPYC)
+    assert model == "AMD EPYC 7B13"
+    assert {"avx2", "fma"} <= flags
+    assert "avx512f" not in flags
+    assert cores == 2
+
+
+def test_parse_cpuinfo_counts_hyperthreads_as_one_core() -> None:
+    sibling = AVX2_EPYC.replace("core id\t: 1", "core id\t: 0")
+    assert parse_cpuinfo(sibling)[2] == 1
+
+
+def test_native_bf16_and_class_follow_the_isa() -> None:
+    assert not host(("avx", "avx2")).native_bf16
+    assert host(("avx", "avx2")).cpu_class == "avx2"
+    assert host(("avx2", "avx512f")).cpu_class == "avx512"
+    assert host(("avx512f", "avx512_bf16")).native_bf16
+    assert host(("avx512f", "avx512_bf16")).cpu_class == "avx512-bf16"
+    assert host(("amx_bf16",)).cpu_class == "amx-bf16"
+
+
+def test_detect_reads_this_machine_once() -> None:
+    h = detect()
+    assert h is detect()
+    assert h.logical_cores >= 1 and h.usable_cpus
+    assert set(h.isa) <= set(ISA_FLAGS)
+    assert h.as_dict()["cpu_class"] == h.cpu_class
+    assert h.cpu_class in h.label()
