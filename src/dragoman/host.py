@@ -33,6 +33,21 @@ ISA_FLAGS = (
     "amx_tile",
 )
 
+# oneDNN's ISA cap (ONEDNN_MAX_CPU_ISA) -> the flags it hides from the engine's matrix maths.
+# An operator (or a test imitating a slower host) who caps the ISA gets settings for the cap.
+_NO_AVX512 = ("avx512", "amx")
+_ISA_CAPS: dict[str, tuple[str, ...]] = {
+    "SSE41": (*_NO_AVX512, "avx", "fma", "f16c"),
+    "AVX": (*_NO_AVX512, "avx2", "fma"),
+    "AVX2": _NO_AVX512,
+    "AVX2_VNNI": _NO_AVX512,
+    "AVX2_VNNI_2": _NO_AVX512,
+    "AVX512_CORE": ("avx512_vnni", "avx512_bf16", "avx512_fp16", "amx"),
+    "AVX512_CORE_VNNI": ("avx512_bf16", "avx512_fp16", "amx"),
+    "AVX512_CORE_BF16": ("avx512_fp16", "amx"),
+    "AVX512_CORE_FP16": ("amx",),
+}
+
 # Where Debian's libtcmalloc-minimal4 (and other distributions' builds) put the allocator.
 _TCMALLOC_GLOBS = (
     "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
@@ -47,7 +62,8 @@ class Host:
     cpu_model: str
     arch: str
     isa: tuple[str, ...]
-    """The decisive ISA flags this CPU has (a subset of ISA_FLAGS)."""
+    """The decisive ISA flags this CPU has and the engine may use (a subset of ISA_FLAGS,
+    less what ONEDNN_MAX_CPU_ISA caps)."""
     physical_cores: int
     logical_cores: int
     usable_cpus: tuple[int, ...]
@@ -58,6 +74,8 @@ class Host:
     """Name of the first NVIDIA GPU, or None."""
     tcmalloc: str | None
     """Path of a tcmalloc library to preload, or None when none is installed."""
+    isa_cap: str | None = None
+    """ONEDNN_MAX_CPU_ISA when set: the engine's matrix maths use no more than this."""
 
     @property
     def native_bf16(self) -> bool:
@@ -80,8 +98,9 @@ class Host:
 
     def label(self) -> str:
         gpu = f", GPU {self.gpu}" if self.gpu else ""
+        cap = f", ISA capped at {self.isa_cap}" if self.isa_cap else ""
         return (
-            f"{self.cpu_model} ({self.cpu_class}), {self.physical_cores} cores / "
+            f"{self.cpu_model} ({self.cpu_class}{cap}), {self.physical_cores} cores / "
             f"{self.logical_cores} threads, {self.memory_total_gib:.0f} GiB{gpu}"
         )
 
@@ -113,6 +132,12 @@ def parse_cpuinfo(text: str) -> tuple[str, set[str], int]:
     if physical_id or core_id:
         cores.add((physical_id, core_id))
     return model, flags, len(cores)
+
+
+def apply_isa_cap(flags: set[str], cap: str | None) -> set[str]:
+    """The flags left usable under oneDNN's ISA cap (unknown or no cap: all of them)."""
+    hidden = _ISA_CAPS.get((cap or "").upper(), ())
+    return {f for f in flags if not f.startswith(hidden)} if hidden else flags
 
 
 def _gpu_name() -> str | None:
@@ -149,6 +174,8 @@ def detect() -> Host:
     except OSError:
         text = ""
     model, flags, physical = parse_cpuinfo(text)
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or None
+    flags = apply_isa_cap(flags, cap)
     logical = psutil.cpu_count(logical=True) or os.cpu_count() or 1
     usable = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
     mem = psutil.virtual_memory()
@@ -163,4 +190,5 @@ def detect() -> Host:
         memory_available_gib=mem.available / 2**30,
         gpu=_gpu_name(),
         tcmalloc=find_tcmalloc(),
+        isa_cap=cap,
     )

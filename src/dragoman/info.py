@@ -45,7 +45,8 @@ def render(info: dict[str, Any]) -> str:
         f"  cores {h['physical_cores']} physical / {h['logical_cores']} logical, usable "
         f"{','.join(map(str, h['usable_cpus']))}; memory {h['memory_total_gib']:.1f} GiB "
         f"({h['memory_available_gib']:.1f} free); GPU: {h['gpu'] or 'none'}",
-        f"  ISA: {isa}",
+        f"  ISA: {isa}"
+        + (f" (capped by ONEDNN_MAX_CPU_ISA={h['isa_cap']})" if h.get("isa_cap") else ""),
     ]
     for name, engine in info["engines"].items():
         lines.append(f"engine {name} on {engine['device']}: {engine['model']}")

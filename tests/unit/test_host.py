@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from dragoman.host import ISA_FLAGS, Host, detect, parse_cpuinfo
+from dragoman.host import ISA_FLAGS, Host, apply_isa_cap, detect, parse_cpuinfo
 
 AVX2_EPYC = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -42,6 +42,15 @@ def test_native_bf16_and_class_follow_the_isa() -> None:
     assert host(("avx512f", "avx512_bf16")).native_bf16
     assert host(("avx512f", "avx512_bf16")).cpu_class == "avx512-bf16"
     assert host(("amx_bf16",)).cpu_class == "amx-bf16"
+
+
+def test_an_avx2_isa_cap_hides_avx512_and_native_bf16() -> None:
+    flags = {"avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16"}
+    assert apply_isa_cap(flags, "AVX2") == {"avx", "avx2", "fma"}
+    assert apply_isa_cap(flags, "avx512_core") == {"avx", "avx2", "fma", "avx512f"}
+    assert apply_isa_cap(flags, "AVX512_CORE_BF16") == flags - {"amx_bf16"}
+    assert apply_isa_cap(flags, None) == flags
+    assert apply_isa_cap(flags, "SOMETHING_NEW") == flags
 
 
 def test_detect_reads_this_machine_once() -> None:
