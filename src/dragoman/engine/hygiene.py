@@ -75,6 +75,7 @@ _NOTE = re.compile(
     re.IGNORECASE,
 )
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = tuple(".!?。！？…\"”»」』'’)")
 
 
 def clean_output(text: str, source: str) -> str:
@@ -82,6 +83,8 @@ def clean_output(text: str, source: str) -> str:
     that `source` does not have. Never empty: if nothing would be left, `text` stripped."""
     original = text.strip()
     out = _drop_preamble(original, source)
+    out = _drop_fence(out, source)
+    out = _one_line_for_one_line(out, source)
     out = _drop_notes(out, source)
     out = _unwrap(out, source)
     return out or original
@@ -117,11 +120,25 @@ def _drop_notes(out: str, source: str) -> str:
     return "\n\n".join(paragraphs).strip()
 
 
+def _drop_fence(out: str, source: str) -> str:
+    fence = _FENCE.fullmatch(out)
+    if fence and "```" not in source and "```" not in fence.group(1):
+        return fence.group(1).strip()
+    return out
+
+
+def _one_line_for_one_line(out: str, source: str) -> str:
+    """A one-line source translates to one line: what a chat model adds on later lines is
+    commentary ('이 문장은 한국어로는 "..."', "This means ...", a second attempt)."""
+    if "\n" in source.strip() or "\n" not in out:
+        return out
+    first = next(line for line in out.splitlines() if line.strip()).strip()
+    # Only a finished sentence stands alone; "Il a dit :" goes on to the next line.
+    return first if first.endswith(_SENTENCE_END) else out
+
+
 def _unwrap(out: str, source: str) -> str:
     src = source.strip()
-    fence = _FENCE.fullmatch(out)
-    if fence and "```" not in src and "```" not in fence.group(1):
-        out = fence.group(1).strip()
     for opening, closing in _QUOTES:
         if _wrapped(src, opening, closing):
             return out

@@ -75,7 +75,27 @@ def test_clean_output_keeps_first_line_the_source_has(output: str, source: str) 
     ],
 )
 def test_clean_output_unwraps_whole_output(output: str, expected: str) -> None:
-    assert clean_output(output, "Hello.") == expected
+    assert clean_output(output, "Hello.\nGoodbye.") == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "source", "expected"),
+    [
+        # Seen on the real model (en->ko): a translation, then a line re-quoting it.
+        (
+            '"그는 마을 근처에서 기다립니다."\n이 문장은 한국어로는 "그는 마을 근처에서',
+            "He lies in wait near the villages.",
+            "그는 마을 근처에서 기다립니다.",
+        ),
+        ("Bonjour.\nThis is a greeting in French.", "Hello.", "Bonjour."),
+        ("Bonjour.\nAu revoir.", "Hello.\nGoodbye.", "Bonjour.\nAu revoir."),
+        ("Il a dit :\n« salut »", "He said: 'hi'", "Il a dit :\n« salut »"),
+    ],
+)
+def test_clean_output_keeps_one_line_for_a_one_line_source(
+    output: str, source: str, expected: str
+) -> None:
+    assert clean_output(output, source) == expected
 
 
 @pytest.mark.parametrize(
