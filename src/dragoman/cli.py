@@ -28,6 +28,9 @@ commands:
   bench            load-test architectures side by side; results, tables and plots
   tune             sweep dtype, threads and max_num_seqs; write a settings file serve loads
   info             this host, the engine settings it gets and why, versions (--json)
+  keys add NAME    make an API key: print it once, append its digest to --api-keys-file
+  keys revoke NAME remove a key from --api-keys-file (a running server re-reads the file)
+  keys list        names and digest prefixes in --api-keys-file
 
 Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
 DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
@@ -118,6 +121,35 @@ def cmd_info(args: list[str]) -> None:
     print(json.dumps(info, indent=1) if s.json_output else render(info))
 
 
+def cmd_keys_add(args: list[str]) -> None:
+    from dragoman.service.keys import add_key
+    from dragoman.settings import KeyNameSettings
+
+    s = parse(KeyNameSettings, args, "dragoman keys add")
+    key = add_key(s.api_keys_file, s.name)
+    print(key)
+    print(f"added {s.name!r} to {s.api_keys_file}; the key is shown this once", file=sys.stderr)
+
+
+def cmd_keys_revoke(args: list[str]) -> None:
+    from dragoman.errors import ConfigError
+    from dragoman.service.keys import revoke_key
+    from dragoman.settings import KeyNameSettings
+
+    s = parse(KeyNameSettings, args, "dragoman keys revoke")
+    if not revoke_key(s.api_keys_file, s.name):
+        raise ConfigError(f"no key named {s.name!r} in {s.api_keys_file}")
+    print(f"revoked {s.name!r}", file=sys.stderr)
+
+
+def cmd_keys_list(args: list[str]) -> None:
+    from dragoman.service.keys import list_keys
+    from dragoman.settings import KeysSettings
+
+    for name, prefix in list_keys(parse(KeysSettings, args, "dragoman keys list").api_keys_file):
+        print(f"{name}\t{prefix}")
+
+
 COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("serve",): cmd_serve,
     ("translate",): cmd_translate,
@@ -127,6 +159,9 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("tune",): cmd_tune,
     ("route",): cmd_route,
     ("info",): cmd_info,
+    ("keys", "add"): cmd_keys_add,
+    ("keys", "revoke"): cmd_keys_revoke,
+    ("keys", "list"): cmd_keys_list,
 }
 
 

@@ -8,9 +8,14 @@ class DragomanError(Exception):
     status_code = 500
     code = "internal_error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        """Response headers the error carries (Retry-After, WWW-Authenticate)."""
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
 
 
 class UnsupportedLanguage(DragomanError):
@@ -21,6 +26,11 @@ class UnsupportedLanguage(DragomanError):
 class EmptyText(DragomanError):
     status_code = 422
     code = "empty_text"
+
+
+class InvalidRequest(DragomanError):
+    status_code = 422
+    code = "invalid_request"
 
 
 class TextTooLong(DragomanError):
@@ -59,7 +69,84 @@ class ClientClosed(DragomanError):
     code = "client_closed"
 
 
+class DeadlineExceeded(DragomanError):
+    """The request's deadline passed while its texts were in the engine; they were aborted."""
+
+    status_code = 504
+    code = "deadline_exceeded"
+
+
+class ConfigError(DragomanError):
+    """A file the operator wrote (API keys) is malformed, or a command was given wrong input."""
+
+    code = "config_error"
+
+
 class ModelError(DragomanError):
     """The model could not be found, assembled, verified or converted."""
 
     code = "model_error"
+
+
+class Rejected(DragomanError):
+    """Refused by a limit or policy before any engine work; counted by code in
+    `dragoman_rejected_total`."""
+
+
+class Overloaded(Rejected):
+    status_code = 429
+    code = "overloaded"
+
+
+class RateLimited(Rejected):
+    status_code = 429
+    code = "rate_limited"
+
+
+class Draining(Rejected):
+    status_code = 503
+    code = "draining"
+
+
+class DeadlineUnmeetable(Rejected):
+    """The queue ahead is longer than the request's deadline: refused rather than computed
+    and thrown away."""
+
+    status_code = 503
+    code = "deadline_unmeetable"
+
+
+class MissingApiKey(Rejected):
+    status_code = 401
+    code = "missing_api_key"
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="dragoman"'}
+
+
+class InvalidApiKey(Rejected):
+    status_code = 401
+    code = "invalid_api_key"
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="dragoman", error="invalid_token"'}
+
+
+class BodyTooLarge(Rejected):
+    status_code = 413
+    code = "body_too_large"
+
+
+class BodyTimeout(Rejected):
+    status_code = 408
+    code = "body_timeout"
+
+
+class HeadersTooLarge(Rejected):
+    status_code = 431
+    code = "headers_too_large"
+
+
+class JsonTooDeep(Rejected):
+    status_code = 400
+    code = "json_too_deep"

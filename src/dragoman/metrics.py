@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
     from dragoman.engine.plan import EnginePlan
+    from dragoman.service.admission import Admission
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
 
@@ -70,6 +71,57 @@ class Metrics:
             registry=r,
         )
         self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
+        self.rejected = rejected_counter(r, prefix)
+        self.admitted = Counter(
+            f"{prefix}_admitted_total", "Translation requests admitted.", registry=r
+        )
+        self.expired = Counter(
+            f"{prefix}_expired_total",
+            "Admitted requests whose deadline passed (answered 504).",
+            registry=r,
+        )
+        self.aborted = Counter(
+            f"{prefix}_aborted_total",
+            "Engine requests (texts) cancelled before they finished: deadline, client gone, "
+            "another text of the request failed, or shutdown.",
+            registry=r,
+        )
+        self.admitted_in_flight = Gauge(
+            f"{prefix}_admitted_in_flight",
+            "Engine requests (texts) admitted and not finished: running or waiting.",
+            registry=r,
+        )
+        self.admission_limit = Gauge(
+            f"{prefix}_admission_limit", "Most texts admitted at once (0: no bound).", registry=r
+        )
+        self.drain_rate = Gauge(
+            f"{prefix}_drain_rate",
+            "Texts finished per second lately (what Retry-After is derived from).",
+            registry=r,
+        )
+        self.draining = Gauge(
+            f"{prefix}_draining", "1 once shutdown began: new work refused.", registry=r
+        )
+        # Per-key use is labelled by the key's name from the keys file (the operator's few
+        # names), never by the key; unnamed keys are not counted per key.
+        self.key_requests = Counter(
+            f"{prefix}_key_requests_total",
+            "Requests admitted per named API key.",
+            ["key_name"],
+            registry=r,
+        )
+        self.key_characters = Counter(
+            f"{prefix}_key_characters_total",
+            "Characters admitted per named API key.",
+            ["key_name"],
+            registry=r,
+        )
+
+    def watch_admission(self, admission: Admission) -> None:
+        self.admitted_in_flight.set_function(lambda: admission.in_flight)
+        self.admission_limit.set(admission.limit)
+        self.drain_rate.set_function(admission.rate)
+        self.draining.set_function(lambda: 1 if admission.draining else 0)
 
     def watch_engines(self, plans: Callable[[], dict[str, EnginePlan]]) -> None:
         """Export `{prefix}_engine_info`: one series per loaded engine, its labels the host
@@ -109,6 +161,16 @@ class _EngineInfo(Collector):
                 },
             )
         yield family
+
+
+def rejected_counter(registry: CollectorRegistry, prefix: str) -> Counter:
+    return Counter(
+        f"{prefix}_rejected_total",
+        "Requests refused by a limit or policy before any engine work, by reason (the error "
+        "code: overloaded, draining, rate_limited, body_too_large, invalid_api_key, ...).",
+        ["reason"],
+        registry=registry,
+    )
 
 
 def _route_of(scope: Scope) -> str:
@@ -185,6 +247,7 @@ class RouterMetrics:
         self.retries = Counter(
             f"{prefix}_retries_total", "Requests retried on another backend.", registry=r
         )
+        self.rejected = rejected_counter(r, prefix)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

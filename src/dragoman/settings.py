@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     CliPositionalArg,
+    CliSuppress,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -215,6 +216,71 @@ class ServeSettings(EngineSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level of the server."""
 
+    # -- operations: admission, deadlines, limits, keys, lifecycle ------------------------
+
+    max_admitted: int | None = Field(default=None, ge=0)
+    """Most texts admitted at once (in the engine plus waiting for it); past it new requests
+    get 429 `overloaded` with Retry-After. Default: 4 x max_num_seqs (the engine runs
+    max_num_seqs; three more batches waiting keep it full between a completion and the next
+    request, and bound the queue to about three batch times), at least max_items so a full list
+    fits. 0: no bound."""
+
+    request_timeout: float = Field(default=300.0, gt=0)
+    """Deadline of a request in seconds (504 `deadline_exceeded` when it passes, its engine
+    requests aborted); the most a client may ask for with X-Request-Timeout or `timeout`."""
+
+    drain_seconds: float = Field(default=30.0, ge=0)
+    """On SIGTERM: readiness fails and new requests get 503 `draining`; admitted requests get
+    this long to finish before the server exits (0 at once)."""
+
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Largest request body (413 `body_too_large`), checked on Content-Length and as the body
+    arrives, before parsing. A full list at the default limits (64 x 20,000 characters) is
+    1.3 MB of ASCII, up to 3.9 MB of CJK in UTF-8."""
+
+    max_header_bytes: int = Field(default=16 * 1024, ge=1024)
+    """Largest request head: 431 `headers_too_large` past it. The h11 parser (--http h11)
+    also stops reading there; httptools (the default, faster) reads the head whole first."""
+
+    max_json_depth: int = Field(default=32, ge=2)
+    """Deepest JSON nesting accepted (400 `json_too_deep`), checked before parsing."""
+
+    body_timeout: float = Field(default=30.0, gt=0)
+    """Seconds a client may take to send its request body (408 `body_timeout`): a slow drip
+    of bytes does not hold a connection forever."""
+
+    keep_alive_seconds: int = Field(default=30, ge=1)
+    """Idle keep-alive connections close after this long. Longer than the 5 s that HTTP
+    clients' pools (httpx, the router's) keep idle connections, so a server never closes one
+    that a client is about to reuse."""
+
+    http: Literal["auto", "httptools", "h11"] = "auto"
+    """HTTP/1.1 parser: auto (httptools when installed, the faster) or h11 (bounds the request
+    head while reading it: see --max-header-bytes)."""
+
+    api_keys_file: Path | None = None
+    """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
+    writes one). When this or DRAGOMAN_API_KEYS is set, /v1/translate needs
+    `Authorization: Bearer <key>`. Re-read when it changes."""
+
+    api_keys: CliSuppress[SecretStr | None] = None
+    """Raw API keys, comma separated, hashed at load: environment DRAGOMAN_API_KEYS only (a
+    command line shows in `ps`)."""
+
+    key_requests_per_minute: int = Field(default=0, ge=0)
+    """Requests one API key may send in any minute (429 `rate_limited`); 0: no limit."""
+
+    key_chars_per_minute: int = Field(default=0, ge=0)
+    """Characters one API key may send in any minute (429 `rate_limited`); 0: no limit."""
+
+    metrics_key: SecretStr | None = None
+    """When set, /metrics and /v1/info need `Authorization: Bearer <this key>` (prefer the
+    DRAGOMAN_METRICS_KEY environment variable to the flag)."""
+
+    engine_check_interval: float = Field(default=5.0, gt=0)
+    """Seconds between checks that the engine is alive, with or without traffic: a dead engine
+    fails /health and stops the server with a non-zero exit."""
+
     @field_validator("languages", mode="before")
     @classmethod
     def _split_languages(cls, value: object) -> object:
@@ -226,9 +292,24 @@ class ServeSettings(EngineSettings):
     def _check(self) -> ServeSettings:
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError("max_num_batched_tokens must be >= max_num_seqs")
+        if self.max_admitted and self.max_admitted < self.max_items:
+            raise ValueError(
+                f"max_admitted ({self.max_admitted}) must be at least max_items "
+                f"({self.max_items}), or 0 for no bound: a full list could never be admitted"
+            )
         if self.models:
             self.model_routes()
         return self
+
+    def admission_limit(self) -> int:
+        """--max-admitted, or its default: 4 x max_num_seqs, at least max_items."""
+        if self.max_admitted is not None:
+            return self.max_admitted
+        return max(4 * self.max_num_seqs, self.max_items)
+
+    def engine_capacity(self) -> int:
+        """Sequences the engines decode at once (each model has its own engine)."""
+        return self.max_num_seqs * max(1, len(self.models))
 
     def model_routes(self) -> dict[tuple[str, str], str]:
         """Pair -> model name; refuses duplicate names and pairs claimed twice."""
@@ -316,6 +397,10 @@ class BenchSettings(EngineSettings):
 
     label: str = ""
     """Free text naming the run (machine, purpose)."""
+
+    guard_cost: bool = False
+    """Measure the repetition guard's cost instead: one engine, guard on vs off, the same texts
+    (--offline-requests of them) at once, rounds alternated."""
 
     proxy: bool = False
     """Measure `dragoman route` instead: direct vs through the proxy, same backend and load."""
@@ -426,6 +511,9 @@ class RouteSettings(_Base):
     connect_timeout: float = Field(default=2.0, gt=0)
     """Seconds to open a connection to a backend."""
 
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Largest request body the proxy reads (413 `body_too_large`)."""
+
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level."""
 
@@ -441,3 +529,13 @@ class RouteSettings(_Base):
         if not self.backends:
             raise ValueError("no backends: give --backend-urls or [[backends]] in the config")
         return self
+
+
+class KeysSettings(_Base):
+    api_keys_file: Path
+    """The API keys file a server reads (`dragoman serve --api-keys-file`)."""
+
+
+class KeyNameSettings(KeysSettings):
+    name: CliPositionalArg[str]
+    """The key's name (shown in metrics and `dragoman keys list`; the key itself never is)."""

@@ -52,3 +52,28 @@ def test_missing_config_file_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> No
 def test_bad_values_are_refused(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         ServeSettings(**kwargs)  # type: ignore[arg-type]
+
+
+def test_admission_bound_defaults_to_four_batches_and_fits_a_full_list() -> None:
+    assert ServeSettings().admission_limit() == 64  # 4 x 16
+    assert ServeSettings(max_num_seqs=32).admission_limit() == 128
+    assert ServeSettings(max_num_seqs=4).admission_limit() == 64  # max_items
+    assert ServeSettings(max_admitted=0).admission_limit() == 0
+    assert ServeSettings(max_admitted=100).admission_limit() == 100
+
+
+def test_admission_bound_below_a_full_list_fails_loudly() -> None:
+    with pytest.raises(
+        ValidationError, match=r"max_admitted \(8\) must be at least max_items \(64\)"
+    ):
+        ServeSettings(max_admitted=8)
+    assert ServeSettings(max_admitted=8, max_items=8).admission_limit() == 8
+
+
+def test_raw_api_keys_come_from_the_environment_and_stay_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DRAGOMAN_API_KEYS", "k1,k2")
+    s = ServeSettings()
+    assert s.api_keys is not None and s.api_keys.get_secret_value() == "k1,k2"
+    assert "k1" not in repr(s)

@@ -1,14 +1,22 @@
-"""Typed dependencies: handlers reach settings, metrics and the engine only through these."""
+"""Typed dependencies: handlers reach settings, metrics, the engine and the translation service
+only through these. The native surface's key convention (Bearer) and deadline header are read
+here; what a key may do and what a deadline means live in the service."""
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from dragoman.api.lifecycle import EngineHost
 from dragoman.engine.protocol import Translator
+from dragoman.errors import InvalidApiKey, MissingApiKey
 from dragoman.metrics import Metrics
+from dragoman.service.admission import Admission
+from dragoman.service.deadline import Deadline, parse_timeout
+from dragoman.service.keys import Caller, KeyStore
+from dragoman.service.translation import TranslationService
 from dragoman.settings import ServeSettings
 
 
@@ -27,11 +35,62 @@ def get_host(request: Request) -> EngineHost:
     return host
 
 
+def get_admission(request: Request) -> Admission:
+    admission: Admission = request.app.state.admission
+    return admission
+
+
+def get_service(request: Request) -> TranslationService:
+    service: TranslationService = request.app.state.service
+    return service
+
+
 def get_translator(host: Annotated[EngineHost, Depends(get_host)]) -> Translator:
     return host.translator()  # raises EngineNotReady / EngineDead -> 503
+
+
+def bearer(request: Request) -> str | None:
+    """The token of `Authorization: Bearer <token>`, else None."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
+def get_caller(request: Request) -> Caller:
+    """The native surface's caller: its `Authorization: Bearer` key (401 without a valid one
+    when keys are on)."""
+    keys: KeyStore = request.app.state.keys
+    return keys.authenticate(bearer(request))
+
+
+def require_metrics_key(
+    request: Request, settings: Annotated[ServeSettings, Depends(get_settings)]
+) -> None:
+    """/metrics and /v1/info: open unless --metrics-key is set."""
+    if settings.metrics_key is None:
+        return
+    token = bearer(request)
+    if token is None:
+        raise MissingApiKey("this endpoint needs Authorization: Bearer <metrics key>")
+    if not hmac.compare_digest(token.encode(), settings.metrics_key.get_secret_value().encode()):
+        raise InvalidApiKey("the metrics key is not valid")
+
+
+def get_deadline(
+    request: Request, settings: Annotated[ServeSettings, Depends(get_settings)]
+) -> Deadline:
+    """The server's --request-timeout from the request's arrival, tightened by a shorter
+    X-Request-Timeout header (a body `timeout` tightens it further in the handler)."""
+    started = request.scope.get("state", {}).get("started")
+    deadline = Deadline.start(settings.request_timeout, started)
+    header = parse_timeout(request.headers.get("x-request-timeout"), "X-Request-Timeout")
+    return deadline.tighten(header)
 
 
 SettingsDep = Annotated[ServeSettings, Depends(get_settings)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 HostDep = Annotated[EngineHost, Depends(get_host)]
+AdmissionDep = Annotated[Admission, Depends(get_admission)]
+ServiceDep = Annotated[TranslationService, Depends(get_service)]
 TranslatorDep = Annotated[Translator, Depends(get_translator)]
+CallerDep = Annotated[Caller, Depends(get_caller)]
+DeadlineDep = Annotated[Deadline, Depends(get_deadline)]

@@ -1,26 +1,44 @@
-"""Every error becomes `{"error": {"code", "message"}}`, registered here and nowhere else."""
+"""Every error becomes `{"error": {"code", "message"}}` (with the headers the error carries:
+Retry-After, WWW-Authenticate), mapped here and nowhere else: the exception handlers and the
+edge middleware both answer through `render`. Refusals (`Rejected`) are counted here by code.
+Each future API surface (LibreTranslate, DeepL, OpenAI) adds its own shape, chosen by path."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
-from dragoman.errors import DragomanError, EngineDead
+from dragoman.errors import DragomanError, EngineDead, Rejected
 
 log = logging.getLogger(__name__)
 
 # Custom pydantic error types raised by our request models keep their own code.
 _OWN_VALIDATION_CODES = {"empty_text"}
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def render(scope: Scope, exc: DragomanError) -> JSONResponse:
+    """The answer to a typed error, in the native shape."""
+    if isinstance(exc, Rejected):
+        metrics = getattr(scope["app"].state, "metrics", None)
+        if metrics is not None:
+            metrics.rejected.labels(exc.code).inc()
+    return error_response(exc.status_code, exc.code, exc.message, exc.headers())
 
 
 def _describe(err: dict[str, Any]) -> str:
@@ -32,7 +50,7 @@ async def _dragoman(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DragomanError)
     if isinstance(exc, EngineDead):
         request.app.state.engine_host.fail(exc.message)
-    return error_response(exc.status_code, exc.code, exc.message)
+    return render(request.scope, exc)
 
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
@@ -50,7 +68,7 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail))
+    return error_response(exc.status_code, code, str(exc.detail), exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

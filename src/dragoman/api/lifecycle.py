@@ -1,5 +1,6 @@
 """`EngineHost`: loads the engine in the background so the server answers `/health` (and a
-clear 503 on everything else) while the model loads, and owns the engine's shutdown."""
+clear 503 on everything else) while the model loads, watches that it stays alive, and owns its
+shutdown. A dead engine is reported once, to `on_fatal`, which stops the server."""
 
 from __future__ import annotations
 
@@ -22,10 +23,14 @@ TranslatorFactory = Callable[[], AbstractAsyncContextManager[Translator]]
 
 class EngineHost:
     def __init__(
-        self, factory: TranslatorFactory, on_fatal: Callable[[str], None] | None = None
+        self,
+        factory: TranslatorFactory,
+        on_fatal: Callable[[str], None] | None = None,
+        check_interval: float = 5.0,
     ) -> None:
         self._factory = factory
         self._on_fatal = on_fatal
+        self._check_interval = check_interval
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._translator: Translator | None = None
@@ -50,7 +55,7 @@ class EngineHost:
         try:
             async with self._factory() as translator:
                 self._translator, self.state = translator, "ready"
-                await self._stop.wait()
+                await self._watch(translator)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -58,6 +63,19 @@ class EngineHost:
             log.exception("engine failed to start")
         finally:
             self._translator = None
+
+    async def _watch(self, translator: Translator) -> None:
+        """Until stopped, check the engine now and then: a death is noticed with no traffic."""
+        while not self._stop.is_set():
+            try:
+                async with asyncio.timeout(self._check_interval):
+                    await self._stop.wait()
+            except TimeoutError:
+                try:
+                    await translator.check_health()
+                except EngineDead as exc:
+                    self.fail(exc.message)
+                    await self._stop.wait()
 
     def fail(self, reason: str) -> None:
         """The engine is gone for good: report unhealthy and ask the server to stop."""

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
+import socket
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from types import FrameType
 
 import uvicorn
 
 from dragoman.api.app import build_app
+from dragoman.api.edge import log_request_ids
+from dragoman.api.lifecycle import TranslatorFactory
 from dragoman.engine.protocol import Translator
+from dragoman.errors import EngineDead
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import prepare
+from dragoman.service.admission import Admission
 from dragoman.settings import ServeSettings
 
 log = logging.getLogger(__name__)
@@ -61,12 +69,76 @@ def serve(settings: ServeSettings) -> None:
         batch = settings.architecture == "static-batch"
         return open_baseline(settings, langs, settings.workers, batch)
 
-    server: uvicorn.Server | None = None
+    log_request_ids()
+    run(settings, factory)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, but SIGTERM drains instead of closing the port at once: readiness fails and
+    new requests get 503 `draining` while admitted ones finish (up to --drain-seconds); then
+    the usual graceful shutdown, and exit 0. A second SIGTERM, or SIGINT, stops at once."""
+
+    def __init__(self, config: uvicorn.Config, admission: Admission, drain_seconds: float):
+        super().__init__(config)
+        self.admission = admission
+        self.drain_seconds = drain_seconds
+        self.fatal: str | None = None
+        self._drain: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._term = False
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().startup(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig != signal.SIGTERM:
+            super().handle_exit(sig, frame)
+            return
+        # Not recorded as captured: uvicorn would re-raise it after shutdown (exit 143).
+        if self._term or self._loop is None:
+            self.should_exit = True  # a second SIGTERM, or one before start-up finished
+            return
+        self._term = True
+        self._loop.call_soon_threadsafe(self._start_drain)
+
+    def _start_drain(self) -> None:
+        self._drain = asyncio.ensure_future(self.drain())
+
+    async def drain(self) -> None:
+        self.admission.drain()
+        log.warning(
+            "SIGTERM: draining; %d texts in flight get up to %g s",
+            self.admission.in_flight,
+            self.drain_seconds,
+        )
+        try:
+            async with asyncio.timeout(self.drain_seconds):
+                await self.admission.wait_idle()
+            log.warning("drained: every admitted request answered")
+        except TimeoutError:
+            log.error(
+                "drain: %d texts unfinished after %g s; aborting them",
+                self.admission.in_flight,
+                self.drain_seconds,
+            )
+        self.should_exit = True
+
+    def on_fatal(self, reason: str) -> None:
+        # A dead engine takes the server down rather than answering 503 forever, and the exit
+        # status says so, for the supervisor that restarts it.
+        self.fatal = reason
+        self.should_exit = True
+
+
+def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
+    """Serve until SIGTERM (drain, then return: exit 0) or until the engine dies (raise
+    EngineDead: exit 1)."""
+    server: _Server | None = None
 
     def on_fatal(reason: str) -> None:
-        # A dead engine takes the server down rather than answering 503 forever.
         if server is not None:
-            server.should_exit = True
+            server.on_fatal(reason)
 
     app = build_app(settings, factory, on_fatal)
     config = uvicorn.Config(
@@ -74,7 +146,14 @@ def serve(settings: ServeSettings) -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        timeout_graceful_shutdown=30,
+        access_log=False,  # the edge logs each request with its id (api/edge.py)
+        http=settings.http,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        timeout_keep_alive=settings.keep_alive_seconds,
+        # In-flight work had its drain already; what is left is sending the last answers.
+        timeout_graceful_shutdown=2,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config, app.state.admission, settings.drain_seconds)
     server.run()
+    if server.fatal is not None:
+        raise EngineDead(server.fatal)

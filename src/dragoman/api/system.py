@@ -1,14 +1,16 @@
-"""Liveness, readiness and metrics."""
+"""Liveness, readiness, info and metrics. /health and /ready stay open (probes); /metrics and
+/v1/info need the metrics key when one is set."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from dragoman.api.deps import HostDep, MetricsDep, SettingsDep
+from dragoman.api.deps import AdmissionDep, HostDep, MetricsDep, SettingsDep, require_metrics_key
 from dragoman.api.errors import error_response
 from dragoman.errors import DragomanError
+from dragoman.service.admission import DRAIN_RETRY
 
 router = APIRouter(tags=["system"])
 
@@ -22,8 +24,14 @@ async def health(host: HostDep) -> JSONResponse:
 
 
 @router.get("/ready")
-async def ready(host: HostDep, metrics: MetricsDep) -> JSONResponse:
-    """200 when the engine is loaded and answering; 503 otherwise."""
+async def ready(host: HostDep, metrics: MetricsDep, admission: AdmissionDep) -> JSONResponse:
+    """200 when the engine is loaded and answering and the server is not shutting down; 503
+    otherwise (a balancer sends no new work here)."""
+    if admission.draining:
+        metrics.ready.set(0)
+        return error_response(
+            503, "draining", "the server is shutting down", {"Retry-After": str(DRAIN_RETRY)}
+        )
     try:
         translator = host.translator()
         await translator.check_health()
@@ -38,11 +46,13 @@ async def ready(host: HostDep, metrics: MetricsDep) -> JSONResponse:
             "status": "ready",
             "model": translator.model_name,
             "requests_unfinished": translator.num_unfinished_requests(),
+            "admitted_in_flight": admission.in_flight,
+            "admission_limit": admission.limit,
         }
     )
 
 
-@router.get("/v1/info")
+@router.get("/v1/info", dependencies=[Depends(require_metrics_key)])
 async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     """This host, each engine's settings with the reason for each choice, package versions
     (the same report as `dragoman info --json`). Engines appear once loaded."""
@@ -57,6 +67,6 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     return JSONResponse(report(detect(), plans, models))
 
 
-@router.get("/metrics", include_in_schema=False)
+@router.get("/metrics", include_in_schema=False, dependencies=[Depends(require_metrics_key)])
 async def metrics(metrics: MetricsDep) -> Response:
     return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -258,6 +258,16 @@ def _line(s: LevelSummary) -> str:
 
 def run_bench(s: BenchSettings) -> None:
     console = Console(stderr=True)
+    if s.guard_cost:
+        from dragoman.bench import guardcost
+
+        result = guardcost.run_guard_cost(s, console)
+        s.out.mkdir(parents=True, exist_ok=True)
+        (s.out / "guard.json").write_text(json.dumps(result, indent=1))
+        md = guardcost.markdown(result)
+        (s.out / "guard.md").write_text(md)
+        console.print(md)
+        return
     if s.proxy:
         from dragoman.bench import proxy
 

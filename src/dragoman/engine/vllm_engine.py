@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Tokens per output the repetition guard receives (vLLM's per-request stream interval).
+STREAM_INTERVAL = 8
+
 
 def is_cpu_platform() -> bool:
     from vllm.platforms import current_platform
@@ -98,7 +101,18 @@ class VllmTranslator:
             output_kind=kind,
             skip_special_tokens=True,
             stop=self.prompts.stop,
+            # Every STREAM_INTERVAL tokens, not every step: an eighth of the wake-ups; the
+            # guard's answer does not depend on how tokens are grouped, and a loop runs at
+            # most this many tokens past the point it is seen.
+            stream_interval=STREAM_INTERVAL if settings.repeat_window else None,
         )
+
+    def with_settings(self, settings: EngineSettings) -> VllmTranslator:
+        """Another translator over the same engine (per-request settings only: the guard,
+        output budget, penalty); the benchmark compares the two in one process."""
+        plan = next(iter(self.plans.values()), None)
+        fmt = self.prompts.format
+        return VllmTranslator(self._engine, settings, self.languages, fmt, self.model_name, plan)
 
     def _guard(self, text: str, max_tokens: int) -> RepetitionGuard:
         """Units up to a long sentence. Repetition the source itself has (3+ copies: "ha ha ha

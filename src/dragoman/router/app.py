@@ -16,7 +16,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from dragoman import __version__
 from dragoman.api._disconnect import cancel_on_disconnect
-from dragoman.api.errors import error_response, register_error_handlers
+from dragoman.api.edge import EdgeMiddleware, Limits
+from dragoman.api.errors import error_response, register_error_handlers, render
 from dragoman.api.translate.protocol import TranslateRequest
 from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
@@ -76,16 +77,22 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     app = FastAPI(title="dragoman router", version=__version__, lifespan=lifespan)
     app.state.pool = pool
     app.state.metrics = metrics
+    app.add_middleware(
+        EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
+    )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     register_error_handlers(app)
 
     @app.post("/v1/translate")
     async def translate(body: TranslateRequest, request: Request, pool: PoolDep) -> Response:
-        """Validated here (same errors as a server), forwarded as sent."""
+        """Validated here (same errors as a server), forwarded as sent, with the client's
+        key, request id (ours when it sent none) and deadline headers."""
         raw = await request.body()
         pair = (body.source_lang, body.target_lang)
+        headers = dict(request.headers)
+        headers["x-request-id"] = request.scope["state"]["request_id"]
         return await cancel_on_disconnect(
-            request, forward(request.app.state.client, pool, pair, raw, metrics)
+            request, forward(request.app.state.client, pool, pair, raw, headers, metrics)
         )
 
     @app.get("/v1/languages")

@@ -1,5 +1,8 @@
-"""Forward one translation to the best backend; one retry elsewhere when a backend cannot be
-reached or answers 503 (translation is idempotent). Bodies pass through untouched."""
+"""Forward one translation to the best backend. A backend that cannot be reached, or answers
+429 (at its admission limit) or 503 (draining, loading, dead, or its queue too long for the
+deadline), is passed over for the next best (translation is idempotent); only when every
+candidate is saturated does the client get the 429 (the soonest Retry-After) or 503. Bodies
+pass through untouched, with the client's key, request id and deadline headers."""
 
 from __future__ import annotations
 
@@ -11,11 +14,18 @@ from fastapi.responses import Response
 
 from dragoman.errors import DragomanError
 from dragoman.metrics import RouterMetrics
-from dragoman.router.backends import Backend, Pair, Pool
+from dragoman.router.backends import Backend, BackendsBusy, NoHealthyBackend, Pair, Pool
 
 log = logging.getLogger(__name__)
 
-_HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive"}
+# Not relayed: hop-by-hop headers, and the request id (the proxy's edge sets its own, the same).
+_HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", "x-request-id"}
+# Headers of the client's request that the backend needs to see.
+FORWARDED = ("authorization", "x-request-id", "x-request-timeout")
+# A backend answering these is alive but cannot take the request now: try another.
+_SATURATED = (429, 503)
+# 503 codes that mean the backend is going away: out of the pool until its checks pass.
+_GONE = {"draining", "engine_dead"}
 
 
 class BackendUnreachable(DragomanError):
@@ -28,16 +38,27 @@ class BackendTimeout(DragomanError):
     code = "backend_timeout"
 
 
+def _error_code(r: httpx.Response) -> str | None:
+    try:
+        code = r.json()["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return code if isinstance(code, str) else None
+
+
 async def _send(
-    client: httpx.AsyncClient, pool: Pool, b: Backend, body: bytes, metrics: RouterMetrics
+    client: httpx.AsyncClient,
+    pool: Pool,
+    b: Backend,
+    body: bytes,
+    headers: dict[str, str],
+    metrics: RouterMetrics,
 ) -> httpx.Response:
     b.outstanding += 1
     metrics.outstanding.labels(b.name).set(b.outstanding)
     started = time.perf_counter()
     try:
-        r = await client.post(
-            f"{b.url}/v1/translate", content=body, headers={"content-type": "application/json"}
-        )
+        r = await client.post(f"{b.url}/v1/translate", content=body, headers=headers)
     except httpx.TimeoutException:
         metrics.errors.labels(b.name, "timeout").inc()
         pool.record_failure(b)
@@ -52,7 +73,13 @@ async def _send(
         metrics.outstanding.labels(b.name).set(b.outstanding)
     metrics.upstream.labels(b.name, str(r.status_code)).inc()
     metrics.upstream_latency.labels(b.name).observe(time.perf_counter() - started)
-    if r.status_code >= 500:
+    if r.status_code == 429:
+        pass  # alive and answering, only full: no mark either way
+    elif r.status_code == 503:
+        if _error_code(r) in _GONE:
+            pool.eject(b)
+            metrics.healthy.labels(b.name).set(0)
+    elif r.status_code >= 500:
         metrics.errors.labels(b.name, f"http_{r.status_code}").inc()
         if pool.record_failure(b):
             metrics.healthy.labels(b.name).set(0)
@@ -61,27 +88,57 @@ async def _send(
     return r
 
 
+def _relay(backend: Backend, r: httpx.Response) -> Response:
+    headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_HEADERS}
+    headers["x-dragoman-backend"] = backend.name
+    return Response(r.content, status_code=r.status_code, headers=headers)
+
+
+def _retry_after(r: httpx.Response) -> float:
+    try:
+        return float(r.headers.get("retry-after", "inf"))
+    except ValueError:
+        return float("inf")
+
+
 async def forward(
-    client: httpx.AsyncClient, pool: Pool, pair: Pair, body: bytes, metrics: RouterMetrics
+    client: httpx.AsyncClient,
+    pool: Pool,
+    pair: Pair,
+    body: bytes,
+    client_headers: dict[str, str],
+    metrics: RouterMetrics,
 ) -> Response:
+    headers = {"content-type": "application/json"}
+    headers.update({k: v for k, v in client_headers.items() if k.lower() in FORWARDED})
     tried: set[str] = set()
-    for attempt in range(2):
-        backend = pool.pick(pair, exclude=tried)
+    refused: list[tuple[Backend, httpx.Response]] = []
+    unreachable: str | None = None
+    while True:
+        try:
+            backend = pool.pick(pair, exclude=tried)
+        except (NoHealthyBackend, BackendsBusy):
+            if not tried:
+                raise
+            break  # every candidate was tried
+        if tried:
+            metrics.retries.inc()
         tried.add(backend.name)
         try:
-            r = await _send(client, pool, backend, body, metrics)
+            r = await _send(client, pool, backend, body, headers, metrics)
         except httpx.TimeoutException as exc:
             raise BackendTimeout(f"backend {backend.name} did not answer in time") from exc
         except httpx.TransportError as exc:
-            if attempt == 0:
-                metrics.retries.inc()
-                log.warning("backend %s unreachable (%s); retrying elsewhere", backend.name, exc)
-                continue
-            raise BackendUnreachable(f"backend {backend.name} could not be reached") from exc
-        if r.status_code == 503 and attempt == 0:
-            metrics.retries.inc()
+            log.warning("backend %s unreachable (%s); trying another", backend.name, exc)
+            unreachable = backend.name
             continue
-        headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_HEADERS}
-        headers["x-dragoman-backend"] = backend.name
-        return Response(r.content, status_code=r.status_code, headers=headers)
-    raise AssertionError("unreachable")  # pragma: no cover
+        if r.status_code in _SATURATED:
+            refused.append((backend, r))
+            continue
+        return _relay(backend, r)
+    full = [(b, r) for b, r in refused if r.status_code == 429]
+    if full:
+        return _relay(*min(full, key=lambda br: _retry_after(br[1])))
+    if refused:
+        return _relay(*refused[-1])
+    raise BackendUnreachable(f"backend {unreachable} could not be reached")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
@@ -38,3 +39,36 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
         yield c
+
+
+Served = tuple[FastAPI, httpx.AsyncClient]
+
+
+@pytest.fixture
+def serve(fake: FakeTranslator, tmp_path):  # type: ignore[no-untyped-def]
+    """`async with serve(max_admitted=4) as (app, client)`: an app on the fake engine with
+    these settings (over the fixture's max_items=4, max_text_chars=200)."""
+
+    @asynccontextmanager
+    async def make(**overrides: object) -> AsyncIterator[Served]:
+        base: dict[str, object] = {"data_dir": tmp_path, "max_items": 4, "max_text_chars": 200}
+        app = build_app(ServeSettings(**{**base, **overrides}), factory_for(fake))  # type: ignore[arg-type]
+        async with app.router.lifespan_context(app):
+            for _ in range(100):
+                if app.state.engine_host.state == "ready":
+                    break
+                await asyncio.sleep(0.01)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+                yield app, c
+
+    return make
+
+
+async def wait_for(condition, within: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll `condition` until true, failing after `within` seconds (no fixed sleeps)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while not condition():
+        assert loop.time() < end, "condition not met in time"
+        await asyncio.sleep(0.005)

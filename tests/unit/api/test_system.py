@@ -13,7 +13,13 @@ async def test_health_ok_and_ready_when_engine_loaded(client: httpx.AsyncClient)
     assert (await client.get("/health")).json() == {"status": "ok", "engine": "ready"}
     r = await client.get("/ready")
     assert r.status_code == 200
-    assert r.json() == {"status": "ready", "model": "fake", "requests_unfinished": 0}
+    assert r.json() == {
+        "status": "ready",
+        "model": "fake",
+        "requests_unfinished": 0,
+        "admitted_in_flight": 0,
+        "admission_limit": 64,
+    }
 
 
 async def test_ready_is_503_and_translate_503_while_engine_loads(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -15,6 +15,13 @@ class TranslateRequest(BaseModel):
     )
     source_lang: str = Field(description="ISO 639-1 code of the text's language.", examples=["en"])
     target_lang: str = Field(description="ISO 639-1 code to translate into.", examples=["fr"])
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds this request may take (as the X-Request-Timeout header; the "
+        "shorter wins, and the server's --request-timeout caps both). Past it the texts are "
+        "aborted and the answer is 504 deadline_exceeded.",
+    )
 
     @field_validator("text")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from dragoman.api._disconnect import cancel_on_disconnect
-from dragoman.api.deps import MetricsDep, SettingsDep, TranslatorDep
+from dragoman.api.deps import CallerDep, DeadlineDep, ServiceDep, TranslatorDep
 from dragoman.api.translate import serving
 from dragoman.api.translate.protocol import (
     Language,
@@ -19,10 +19,15 @@ from dragoman.languages import NAMES
 router = APIRouter(prefix="/v1", tags=["translation"])
 
 _ERRORS = {
-    400: {"description": "Unknown or unsupported language"},
-    413: {"description": "Text too long, or too many texts"},
+    400: {"description": "Unknown or unsupported language; JSON nested too deep"},
+    401: {"description": "Missing or invalid API key (when keys are on)"},
+    408: {"description": "The request body did not arrive in time"},
+    413: {"description": "Text too long, too many texts, or body too large"},
     422: {"description": "Empty text or malformed request"},
-    503: {"description": "Engine not ready, or stopped"},
+    429: {"description": "Server at its admission limit, or the key's rate limit (Retry-After)"},
+    431: {"description": "Request head too large"},
+    503: {"description": "Engine not ready or stopped, draining, or deadline unmeetable"},
+    504: {"description": "The request's deadline passed; its texts were aborted"},
 }
 
 
@@ -30,15 +35,14 @@ _ERRORS = {
 async def translate(
     body: TranslateRequest,
     request: Request,
-    translator: TranslatorDep,
-    settings: SettingsDep,
-    metrics: MetricsDep,
+    caller: CallerDep,
+    deadline: DeadlineDep,
+    service: ServiceDep,
 ) -> TranslateResponse:
     """Translate one text or a list of texts. Each text is its own engine request, so texts of
-    all clients share the engine's continuous batch."""
-    return await cancel_on_disconnect(
-        request, serving.translate(body, translator, settings, metrics)
-    )
+    all clients share the engine's continuous batch. A request is admitted whole or refused
+    with 429 and Retry-After; `X-Request-Timeout` (seconds) or `timeout` bounds its time."""
+    return await cancel_on_disconnect(request, serving.translate(body, service, caller, deadline))
 
 
 @router.get("/languages", response_model=LanguagesResponse, response_model_exclude_none=True)

@@ -1,9 +1,8 @@
-"""The translation service: checks a request against the model and settings, sends every text to
-the engine as its own concurrent request, and assembles the answer in input order."""
+"""The native surface's side of the translation service: its request in, its response out.
+Checks, admission, deadlines and the engine fan-out are the service's (dragoman.service)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from dragoman.api.translate.protocol import (
@@ -13,44 +12,19 @@ from dragoman.api.translate.protocol import (
     TranslationItem,
     Usage,
 )
-from dragoman.engine.protocol import Translation, Translator
-from dragoman.errors import DragomanError, TextTooLong, TooManyItems
-from dragoman.languages import check_pair
-from dragoman.metrics import Metrics
-from dragoman.settings import ServeSettings
-
-
-async def _translate_all(
-    translator: Translator, texts: list[str], source: str, target: str
-) -> list[Translation]:
-    # A TaskGroup cancels (so aborts in the engine) the other texts as soon as one fails.
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(translator.translate(t, source, target)) for t in texts]
-    except* DragomanError as eg:
-        raise eg.exceptions[0] from None
-    return [task.result() for task in tasks]
+from dragoman.service.deadline import Deadline
+from dragoman.service.keys import Caller
+from dragoman.service.translation import TranslationService
 
 
 async def translate(
-    req: TranslateRequest, translator: Translator, settings: ServeSettings, metrics: Metrics
+    req: TranslateRequest, service: TranslationService, caller: Caller, deadline: Deadline
 ) -> TranslateResponse:
     started = time.monotonic()
-    texts = req.texts
-    if len(texts) > settings.max_items:
-        raise TooManyItems(f"{len(texts)} texts in one request; the limit is {settings.max_items}")
-    check_pair(req.source_lang, req.target_lang, translator.languages)
-    for i, text in enumerate(texts):
-        if len(text) > settings.max_text_chars:
-            where = "text" if len(texts) == 1 else f"text[{i}]"
-            raise TextTooLong(
-                f"{where} is {len(text)} characters; the limit is {settings.max_text_chars}"
-            )
-    results = await _translate_all(translator, texts, req.source_lang, req.target_lang)
-    for r in results:
-        metrics.translations.labels(r.finish_reason).inc()
-        metrics.tokens.labels("input").inc(r.input_tokens)
-        metrics.tokens.labels("output").inc(r.output_tokens)
+    out = await service.translate(
+        req.texts, req.source_lang, req.target_lang, caller, deadline.tighten(req.timeout)
+    )
+    results = out.results
     return TranslateResponse(
         translations=[
             TranslationItem(
@@ -63,7 +37,7 @@ async def translate(
             )
             for r in results
         ],
-        model=translator.model_for(req.source_lang, req.target_lang),
+        model=out.model,
         source_lang=req.source_lang,
         target_lang=req.target_lang,
         usage=Usage(

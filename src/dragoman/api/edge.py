@@ -1,0 +1,198 @@
+"""What every request passes before routing: a request id (taken from `X-Request-Id` or made
+here, echoed in the response, on every log line of the request and in the access line), and
+the input limits that hold before anything parses: head size, body size (Content-Length and
+as the body arrives), time to receive the body, and JSON nesting depth. A refusal is a typed
+error answered through the one error mapping (api/errors.py). No request text is logged."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from itertools import accumulate
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dragoman.errors import (
+    BodyTimeout,
+    BodyTooLarge,
+    ClientClosed,
+    DragomanError,
+    HeadersTooLarge,
+    JsonTooDeep,
+)
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+_VALID_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+# A JSON string, possessive (no backtracking) and with an optional end quote (an unterminated
+# string runs to the end instead of failing and being retried from every later quote): linear.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")  # deleted by translate
+_STEP = {0x5B: 1, 0x7B: 1, 0x5D: -1, 0x7D: -1}  # [ { ] }
+
+access_log = logging.getLogger("dragoman.access")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_header_bytes: int = 16 * 1024
+    max_body_bytes: int = 4 * 1024 * 1024
+    body_timeout: float = 30.0
+    max_json_depth: int = 32
+
+
+Renderer = Callable[[Scope, DragomanError], Callable[[Scope, Receive, Send], Awaitable[None]]]
+
+
+def json_depth(body: bytes, enough: int = 0) -> int:
+    """Deepest nesting of arrays and objects, brackets inside strings not counted. Every step
+    runs in C (no parser recursion, no per-byte Python loop), so a hostile body costs a scan.
+    With `enough`, a body with at most that many opening brackets returns at once."""
+    if enough and body.count(b"[") + body.count(b"{") <= enough:
+        return 0
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _request_id(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            given = value.decode("latin-1")
+            if _VALID_ID.fullmatch(given):
+                return given
+            break
+    return uuid.uuid4().hex
+
+
+class EdgeMiddleware:
+    """Pure ASGI (not BaseHTTPMiddleware) so client disconnects still reach the handlers."""
+
+    def __init__(self, app: ASGIApp, limits: Limits, render: Renderer) -> None:
+        self.app = app
+        self.limits = limits
+        self.render = render
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.monotonic()
+        rid = _request_id(scope)
+        token = REQUEST_ID.set(rid)
+        scope.setdefault("state", {}).update(request_id=rid, started=started)
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            try:
+                replay = await self._read(scope, receive)
+            except DragomanError as exc:
+                await self.render(scope, exc)(scope, receive, send_with_id)
+                return
+            await self.app(scope, replay, send_with_id)
+        finally:
+            access_log.info(
+                "%s %s %d %.3fs", scope["method"], scope["path"], status, time.monotonic() - started
+            )
+            REQUEST_ID.reset(token)
+
+    async def _read(self, scope: Scope, receive: Receive) -> Receive:
+        """Check the head, then read the whole body under the size and time limits and check
+        its depth; the app gets the body replayed, then the original channel (disconnects)."""
+        lim = self.limits
+        head = sum(len(k) + len(v) + 4 for k, v in scope["headers"]) + len(
+            scope.get("raw_path") or b""
+        )
+        if head > lim.max_header_bytes:
+            raise HeadersTooLarge(
+                f"the request head is {head} bytes; the limit is {lim.max_header_bytes}"
+            )
+        declared = _content_length(scope)
+        if declared is not None and declared > lim.max_body_bytes:
+            raise BodyTooLarge(_too_large(declared, lim.max_body_bytes))
+        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declared:
+            return receive
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(lim.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        raise ClientClosed("client disconnected while sending its request")
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > lim.max_body_bytes:
+                        raise BodyTooLarge(_too_large(size, lim.max_body_bytes, "at least "))
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise BodyTimeout(
+                f"the request body did not arrive within {lim.body_timeout:g} s"
+            ) from None
+        body = b"".join(chunks)
+        if body and _is_json(scope):
+            depth = json_depth(body, enough=lim.max_json_depth)
+            if depth > lim.max_json_depth:
+                raise JsonTooDeep(f"JSON nested {depth} deep; the limit is {lim.max_json_depth}")
+        return _replay(body, receive)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return b"json" in value.lower()
+    return True  # no content type: FastAPI parses it as JSON anyway
+
+
+def _too_large(size: int, limit: int, qualifier: str = "") -> str:
+    return f"the request body is {qualifier}{size} bytes; the limit is {limit}"
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+def log_request_ids() -> None:
+    """Every log line of the process's handlers names its request (`-` outside one)."""
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RequestIdFilter())
+        handler.setFormatter(fmt)

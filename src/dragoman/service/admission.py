@@ -1,0 +1,145 @@
+"""Admission control: a bound on admitted work, counted in engine requests (one per text, in
+the engine or waiting for it). A request is admitted whole or refused at once with a
+`Retry-After` derived from how fast admitted work has been finishing; admitted work is never
+dropped. Draining (SIGTERM) refuses everything new and waits for what was admitted."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+
+from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded
+
+# Retry-After stays within these: at least a second (the header's unit), at most a minute
+# (clients such as openai's cap their wait there anyway; a longer guess is mostly noise).
+MIN_RETRY, MAX_RETRY = 1, 60
+# A draining server is going away: behind a balancer a retry soon reaches another server.
+DRAIN_RETRY = 5
+
+
+def _clamp_retry(seconds: float) -> int:
+    return max(MIN_RETRY, min(MAX_RETRY, math.ceil(seconds)))
+
+
+class Ticket:
+    """`n` admitted engine requests; each frees its place as it finishes."""
+
+    def __init__(self, admission: Admission, n: int) -> None:
+        self._admission = admission
+        self.held = n
+
+    def done_one(self) -> None:
+        """One text finished in the engine: it frees its place and counts toward the rate."""
+        if self.held > 0:
+            self.held -= 1
+            self._admission._leave(1, completed=True)
+
+    def release(self) -> None:
+        """The request is over: whatever it still holds (failed or aborted texts) leaves."""
+        if self.held > 0:
+            self._admission._leave(self.held, completed=False)
+            self.held = 0
+
+
+class Admission:
+    """`limit` engine requests admitted at once (0: no bound). `capacity` is what the engine
+    runs in one step (max_num_seqs); work beyond it waits in the engine's queue, which is what
+    the deadline estimate looks at. The drain rate is completions per second over the last
+    `window` seconds of the current busy period."""
+
+    def __init__(
+        self,
+        limit: int,
+        capacity: int,
+        window: float = 20.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.capacity = capacity
+        self.window = window
+        self._clock = clock
+        self.in_flight = 0
+        self.draining = False
+        self._completions: deque[tuple[float, int]] = deque()
+        self._busy_since: float | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- the drain rate --------------------------------------------------------------------
+
+    def rate(self) -> float:
+        """Completions per second: over the last `window` seconds, or since the current busy
+        period began when that is shorter (a burst after an idle hour is not diluted by it).
+        Zero when nothing finished lately."""
+        now = self._clock()
+        self._forget(now)
+        start = now - self.window
+        if self._busy_since is not None:
+            start = max(start, self._busy_since)
+        done = sum(n for t, n in self._completions if t >= start)
+        return done / max(1.0, now - start) if done else 0.0
+
+    def _forget(self, now: float) -> None:
+        while self._completions and self._completions[0][0] < now - self.window:
+            self._completions.popleft()
+
+    def _seconds_for(self, completions: int) -> float | None:
+        rate = self.rate()
+        return completions / rate if rate > 0 else None
+
+    # -- admitting -------------------------------------------------------------------------
+
+    def check_open(self) -> None:
+        """Draining (503) once shutdown began."""
+        if self.draining:
+            raise Draining("the server is shutting down; retry shortly", DRAIN_RETRY)
+
+    def admit(self, n: int, deadline_seconds: float | None = None) -> Ticket:
+        """Admit `n` engine requests, or raise: Draining (503), Overloaded (429) past the
+        bound, DeadlineUnmeetable (503) when the queue ahead will not even start this work
+        within `deadline_seconds` at the current rate."""
+        self.check_open()
+        if self.limit and self.in_flight + n > self.limit:
+            excess = self.in_flight + n - self.limit
+            wait = self._seconds_for(excess)
+            raise Overloaded(
+                f"the server is at its limit of {self.limit} texts in flight; retry later",
+                _clamp_retry(wait if wait is not None else MIN_RETRY),
+            )
+        queued = self.in_flight - self.capacity
+        if deadline_seconds is not None and queued > 0:
+            wait = self._seconds_for(queued)
+            if wait is not None and wait >= deadline_seconds:
+                raise DeadlineUnmeetable(
+                    f"the work queued ahead needs about {wait:.1f} s, more than the "
+                    f"{deadline_seconds:.1f} s left of this request's deadline; retry later "
+                    "or allow more time",
+                    _clamp_retry(wait - deadline_seconds),
+                )
+        if self.in_flight == 0:
+            self._busy_since = self._clock()
+            self._idle.clear()
+        self.in_flight += n
+        return Ticket(self, n)
+
+    def _leave(self, n: int, completed: bool) -> None:
+        self.in_flight -= n
+        now = self._clock()
+        if completed:
+            self._completions.append((now, n))
+        if self.in_flight == 0:
+            self._busy_since = None
+            self._idle.set()
+
+    # -- draining --------------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Refuse new work from now on (readiness fails too)."""
+        self.draining = True
+
+    async def wait_idle(self) -> None:
+        """Return once no admitted work is left."""
+        await self._idle.wait()

@@ -1,0 +1,76 @@
+"""Per-key limits: requests and characters per minute, over a sliding minute (exact: the Nth
+request of a minute passes, the N+1th is refused), with a Retry-After saying when enough of
+the minute's earlier use will have aged out. Keys are few (the operator's), and each keeps at
+most a minute of entries."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+
+from dragoman.errors import RateLimited, TextTooLong
+from dragoman.service.keys import Caller
+
+WINDOW = 60.0
+
+
+class KeyLimits:
+    def __init__(
+        self,
+        requests_per_minute: int,
+        chars_per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rpm = requests_per_minute
+        self.cpm = chars_per_minute
+        self._clock = clock
+        self._use: dict[str, deque[tuple[float, int]]] = {}
+
+    def _window(self, key: str) -> deque[tuple[float, int]]:
+        use = self._use.setdefault(key, deque())
+        horizon = self._clock() - WINDOW
+        while use and use[0][0] <= horizon:
+            use.popleft()
+        return use
+
+    def check(self, caller: Caller, chars: int) -> None:
+        """Raise RateLimited (429) if this request would pass either limit within the minute."""
+        if caller.key is None or not (self.rpm or self.cpm):
+            return
+        if self.cpm and chars > self.cpm:
+            raise TextTooLong(
+                f"the request has {chars} characters; this key may send {self.cpm} a minute"
+            )
+        use = self._window(caller.key)
+        now = self._clock()
+        if self.rpm and len(use) >= self.rpm:
+            # The oldest requests must age out until one more fits.
+            at = use[len(use) - self.rpm][0]
+            raise RateLimited(
+                f"this key's limit of {self.rpm} requests a minute is used up",
+                _retry(at + WINDOW - now),
+            )
+        used = sum(n for _, n in use)
+        if self.cpm and used + chars > self.cpm:
+            freed, at = 0, now
+            for t, n in use:
+                freed += n
+                at = t
+                if used - freed + chars <= self.cpm:
+                    break
+            raise RateLimited(
+                f"this key's limit of {self.cpm} characters a minute is used up "
+                f"({used} used, {chars} asked)",
+                _retry(at + WINDOW - now),
+            )
+
+    def charge(self, caller: Caller, chars: int) -> None:
+        if caller.key is None or not (self.rpm or self.cpm):
+            return
+        self._window(caller.key).append((self._clock(), chars))
+
+
+def _retry(seconds: float) -> int:
+    return max(1, math.ceil(seconds))

@@ -1,0 +1,174 @@
+"""Overload and shutdown on the real engine: a server with a small admission bound (4 texts)
+under 4x that many concurrent clients, then SIGTERM under load. Each test starts its own server
+(the second ends it), on 127.0.0.1, with bounded clients, requests and time; waits are on
+conditions with deadlines from the host's measured pace."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dragoman.bench.servers import Launched, launch_dragoman
+from tests.integration.conftest import Pace
+
+pytestmark = pytest.mark.integration
+
+BOUND = 4
+# What a client sees once the server has closed its port: no request of these was admitted.
+_GONE = {"ConnectError", "RemoteProtocolError"}
+SENTENCES = [
+    "The museum opens at nine in the morning.",
+    "Please close the window before you leave.",
+    "Our train was delayed by twenty minutes.",
+    "She bought three apples and a loaf of bread.",
+    "The meeting has been moved to Thursday.",
+    "Thank you very much for your help.",
+]
+
+
+@pytest.fixture
+def bounded(tmp_path: Path, pace: Pace) -> Iterator[Launched]:
+    server = launch_dragoman(
+        tmp_path,
+        "--max-num-seqs",
+        str(BOUND),
+        "--max-items",
+        str(BOUND),
+        "--max-admitted",
+        str(BOUND),
+        "--drain-seconds",
+        str(pace.deadline(512)),
+        timeout=300,
+    )
+    yield server
+    server.stop()
+
+
+@dataclass
+class Answer:
+    sent: float  # time.monotonic() when sent
+    seconds: float
+    status: int | None  # None: no HTTP answer (the error names why)
+    error: str = ""
+    code: str = ""
+    retry_after: str | None = None
+
+
+def body(i: int) -> dict[str, object]:
+    return {"text": SENTENCES[i % len(SENTENCES)], "source_lang": "en", "target_lang": "fr"}
+
+
+async def ask(c: httpx.AsyncClient, i: int) -> Answer:
+    sent = time.monotonic()
+    try:
+        r = await c.post("/v1/translate", json=body(i))
+    except httpx.HTTPError as exc:
+        return Answer(sent, time.monotonic() - sent, None, type(exc).__name__)
+    code = r.json().get("error", {}).get("code", "") if r.status_code != 200 else ""
+    return Answer(
+        sent, time.monotonic() - sent, r.status_code, "", code, r.headers.get("retry-after")
+    )
+
+
+def backoff(a: Answer) -> float:
+    """A client's back-off after a refusal: Retry-After, shortened to keep the test brief (the
+    point is many clients at the bound, not waiting)."""
+    return min(float(a.retry_after or 1), 0.25)
+
+
+async def test_4x_the_bound_of_clients_get_200_or_fast_429_never_5xx(
+    bounded: Launched, pace: Pace
+) -> None:
+    clients, wanted = 4 * BOUND, 3  # each client until 3 translations, or the time budget
+    budget = pace.deadline(4 * clients * wanted * 40 // BOUND)
+    end = time.monotonic() + budget
+    answers: list[Answer] = []
+
+    async def client(c: httpx.AsyncClient, n: int) -> None:
+        done = 0
+        while done < wanted and time.monotonic() < end:
+            a = await ask(c, n * 100 + len(answers))
+            answers.append(a)
+            if a.status == 200:
+                done += 1
+            elif a.status == 429:
+                await asyncio.sleep(backoff(a))
+            else:
+                return  # anything else fails the test below; stop adding load
+
+    limits = httpx.Limits(max_connections=clients)
+    timeout = httpx.Timeout(pace.deadline(512))
+    async with httpx.AsyncClient(base_url=bounded.url, limits=limits, timeout=timeout) as c:
+        await asyncio.gather(*(client(c, n) for n in range(clients)))
+        metrics = (await c.get("/metrics")).text
+
+    statuses = [a.status for a in answers]
+    assert [a for a in answers if a.status is None] == []  # 0 connection errors
+    assert set(statuses) <= {200, 429}, [a for a in answers if a.status not in (200, 429)]
+    ok = [a for a in answers if a.status == 200]
+    refused = [a for a in answers if a.status == 429]
+    assert len(ok) == clients * wanted, "the budget ran out before every client was served"
+    assert refused, f"{clients} clients never pushed past a bound of {BOUND}"
+    for a in refused:
+        assert a.code == "overloaded"
+        assert a.retry_after is not None and int(a.retry_after) >= 1
+    # Refusals cost no engine time: answered at once even with the engine busy on both cores.
+    seconds = sorted(a.seconds for a in refused)
+    assert statistics.median(seconds) <= 0.1, seconds
+    assert seconds[int(0.99 * (len(seconds) - 1))] <= 1.0, seconds
+    assert f'dragoman_rejected_total{{reason="overloaded"}} {float(len(refused))}' in metrics
+    assert f"dragoman_admitted_total {float(len(ok))}" in metrics
+
+
+async def test_sigterm_under_load_answers_every_admitted_request_and_exits_0(
+    bounded: Launched, pace: Pace
+) -> None:
+    clients = 2 * BOUND
+    answers: list[Answer] = []
+    stop = asyncio.Event()
+    warm = asyncio.Event()
+
+    async def client(c: httpx.AsyncClient, n: int) -> None:
+        while not stop.is_set():
+            a = await ask(c, n * 100 + len(answers))
+            answers.append(a)
+            if sum(x.status == 200 for x in answers) >= clients:
+                warm.set()
+            if a.status is None or a.code == "draining":
+                return  # the server is going away: a real client goes elsewhere
+            if a.status == 429:
+                await asyncio.sleep(backoff(a))
+
+    limits = httpx.Limits(max_connections=clients)
+    timeout = httpx.Timeout(pace.deadline(512))
+    async with httpx.AsyncClient(base_url=bounded.url, limits=limits, timeout=timeout) as c:
+        load = asyncio.gather(*(client(c, n) for n in range(clients)))
+        await asyncio.wait_for(warm.wait(), pace.deadline(40 * clients))
+        in_flight = (await c.get("/ready")).json()["admitted_in_flight"]
+        term = time.monotonic()
+        bounded.process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(load, pace.deadline(1024))
+        finally:
+            stop.set()
+    assert in_flight > 0, "nothing was in flight when SIGTERM came"
+    assert bounded.process.wait(timeout=pace.deadline(1024)) == 0
+    # Nothing admitted was lost: the server says it drained, and every request sent before
+    # SIGTERM was answered: 200, or refused at once (429, or 503 draining if it arrived after).
+    assert "drained: every admitted request answered" in bounded.log.read_text()
+    before = [a for a in answers if a.sent < term]
+    for a in before:
+        assert a.status in (200, 429) or a.code == "draining", a
+    # Sent after: refused as draining, or the server had closed (a client goes elsewhere).
+    after = [a for a in answers if a.sent >= term]
+    for a in after:
+        assert a.status in (200, 429) or a.code == "draining" or a.error in _GONE, a
+    assert any(a.code == "draining" for a in answers)

@@ -1,0 +1,65 @@
+"""SIGTERM on real servers (echo architecture): admitted work finishes, new work is told to go
+elsewhere, the process exits 0; behind the proxy, clients see no failure at all."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import httpx
+
+from dragoman.bench.servers import Launched, launch_echo
+from tests.router.test_routing import body, start
+
+
+async def test_sigterm_drains_admitted_requests_then_exits_0(
+    logs: Path, stop_all: list[Launched]
+) -> None:
+    server = launch_echo(logs, "en,fr", "--echo-delay", "1", "--drain-seconds", "20")
+    stop_all.append(server)
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
+        held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(8)]
+        for _ in range(200):
+            if (await c.get("/ready")).json().get("admitted_in_flight") == 8:
+                break
+            await asyncio.sleep(0.02)
+        server.process.send_signal(signal.SIGTERM)
+        for _ in range(200):
+            ready = await c.get("/ready")
+            if ready.status_code == 503:
+                break
+            await asyncio.sleep(0.02)
+        assert ready.json()["error"]["code"] == "draining"
+        late = await c.post("/v1/translate", json=body("late"))
+        assert late.status_code == 503
+        assert late.json()["error"]["code"] == "draining"
+        assert late.headers["retry-after"] == "5"
+        assert [r.status_code for r in await asyncio.gather(*held)] == [200] * 8
+    assert server.process.wait(timeout=30) == 0
+    assert "drained: every admitted request answered" in server.log.read_text()
+
+
+async def test_sigterm_on_one_backend_under_load_loses_nothing(
+    logs: Path, stop_all: list[Launched]
+) -> None:
+    backends = [launch_echo(logs, "en,fr", "--echo-delay", "0.1") for _ in range(2)]
+    stop_all += backends
+    router = start(logs, stop_all, *backends)
+    statuses: list[int] = []
+    warm = asyncio.Event()
+
+    async def client(c: httpx.AsyncClient, n: int) -> None:
+        for i in range(n):
+            r = await c.post("/v1/translate", json=body(f"request {i}"))
+            statuses.append(r.status_code)
+            if len(statuses) >= 10:
+                warm.set()
+
+    async with httpx.AsyncClient(base_url=router.url, timeout=30) as c:
+        load = asyncio.gather(*(client(c, 15) for _ in range(6)))  # 90 requests, bounded
+        await asyncio.wait_for(warm.wait(), 30)
+        backends[0].process.send_signal(signal.SIGTERM)
+        await load
+    assert statuses == [200] * 90
+    assert backends[0].process.wait(timeout=30) == 0

@@ -1,0 +1,147 @@
+"""The edge: request ids, and the input limits that hold before parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dragoman.api.edge import RequestIdFilter, json_depth
+
+BODY = {"text": "secret words", "source_lang": "en", "target_lang": "fr"}
+
+
+async def test_request_id_is_made_when_absent_and_echoed_when_given(serve) -> None:  # type: ignore[no-untyped-def]
+    async with serve() as (_app, c):
+        r = await c.post("/v1/translate", json=BODY)
+        assert re.fullmatch(r"[0-9a-f]{32}", r.headers["x-request-id"])
+        r = await c.post("/v1/translate", json=BODY, headers={"X-Request-Id": "abc-123"})
+        assert r.headers["x-request-id"] == "abc-123"
+        # An id that could forge log lines is replaced, not echoed.
+        r = await c.get("/health", headers={"X-Request-Id": "a b\tc"})
+        assert re.fullmatch(r"[0-9a-f]{32}", r.headers["x-request-id"])
+        r = await c.get("/nope", headers={"X-Request-Id": "x" * 129})
+        assert r.status_code == 404 and len(r.headers["x-request-id"]) == 32
+
+
+async def test_logs_carry_the_request_id_and_never_the_text(
+    serve, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    caplog.handler.addFilter(RequestIdFilter())
+    with caplog.at_level(logging.INFO, logger="dragoman"):
+        async with serve() as (_app, c):
+            await c.post("/v1/translate", json=BODY, headers={"X-Request-Id": "req-42"})
+            await c.post("/v1/translate", json={**BODY, "target_lang": "xx"})
+    access = [r for r in caplog.records if r.name == "dragoman.access"]
+    assert access[0].getMessage().startswith("POST /v1/translate 200 ")
+    assert access[0].request_id == "req-42"  # type: ignore[attr-defined]
+    assert access[1].getMessage().startswith("POST /v1/translate 400 ")
+    assert "secret" not in caplog.text
+
+
+async def test_body_over_the_limit_by_content_length_is_413(serve) -> None:  # type: ignore[no-untyped-def]
+    async with serve(max_body_bytes=1024) as (_app, c):
+        r = await c.post(
+            "/v1/translate", content=b"x" * 1025, headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 413
+        assert r.json() == {
+            "error": {
+                "code": "body_too_large",
+                "message": "the request body is 1025 bytes; the limit is 1024",
+            }
+        }
+        assert "x-request-id" in r.headers
+        metrics = (await c.get("/metrics")).text
+    assert 'dragoman_rejected_total{reason="body_too_large"} 1.0' in metrics
+    assert 'dragoman_http_requests_total{method="POST",route="other",status="413"} 1.0' in metrics
+
+
+async def test_streamed_body_over_the_limit_is_413_without_reading_it_all(serve) -> None:  # type: ignore[no-untyped-def]
+    sent = 0
+
+    async def chunks() -> AsyncIterator[bytes]:
+        nonlocal sent
+        for _ in range(100):
+            sent += 1
+            yield b"y" * 512
+
+    async with serve(max_body_bytes=1024) as (_app, c):
+        r = await c.post("/v1/translate", content=chunks())
+    assert r.status_code == 413
+    assert r.json()["error"] == {
+        "code": "body_too_large",
+        "message": "the request body is at least 1536 bytes; the limit is 1024",
+    }
+    assert sent < 10
+
+
+async def test_slow_body_times_out_with_408(serve) -> None:  # type: ignore[no-untyped-def]
+    async def drip() -> AsyncIterator[bytes]:
+        yield b'{"text": '
+        await asyncio.sleep(30)
+        yield b'"late"}'
+
+    async with serve(body_timeout=0.2) as (_app, c):
+        r = await c.post("/v1/translate", content=drip())
+    assert r.status_code == 408
+    assert r.json()["error"] == {
+        "code": "body_timeout",
+        "message": "the request body did not arrive within 0.2 s",
+    }
+
+
+async def test_request_head_over_the_limit_is_431(serve) -> None:  # type: ignore[no-untyped-def]
+    async with serve(max_header_bytes=1024) as (_app, c):
+        r = await c.post("/v1/translate", json=BODY, headers={"X-Big": "a" * 2000})
+    assert r.status_code == 431
+    assert r.json()["error"]["code"] == "headers_too_large"
+    assert re.fullmatch(
+        r"the request head is \d+ bytes; the limit is 1024", r.json()["error"]["message"]
+    )
+
+
+async def test_json_nested_too_deep_is_400_before_parsing(serve) -> None:  # type: ignore[no-untyped-def]
+    async with serve(max_json_depth=4) as (_app, c):
+        r = await c.post("/v1/translate", json={**BODY, "text": [[[["deep"]]]]})
+        assert r.status_code == 400
+        assert r.json()["error"] == {
+            "code": "json_too_deep",
+            "message": "JSON nested 5 deep; the limit is 4",
+        }
+        # Brackets inside strings are text, not nesting.
+        r = await c.post("/v1/translate", json={**BODY, "text": '[[[[[[{{{{ \\" ]]'})
+        assert r.status_code == 200
+        # A hostile depth costs a linear scan, not the parser's recursion.
+        r = await c.post(
+            "/v1/translate",
+            content=b"[" * 100_000 + b"]" * 100_000,
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 400
+        assert r.json()["error"]["message"] == "JSON nested 100000 deep; the limit is 4"
+
+
+@pytest.mark.parametrize(
+    ("doc", "depth"),
+    [
+        (b"{}", 1),
+        (b'{"a": [1, {"b": []}]}', 4),
+        (b'"[[["', 0),
+        (b'{"a": "\\"[[[[\\""}', 1),
+        (b"", 0),
+        (b'"\\' * 10_000, 0),  # quote-backslash runs: linear, not retried from every quote
+        (b'"unterminated [[[', 0),
+        (b"[[" + b'"a' * 10_000, 2),
+    ],
+)
+def test_json_depth(doc: bytes, depth: int) -> None:
+    assert json_depth(doc) == depth
+
+
+def test_json_depth_skips_the_scan_when_brackets_are_few() -> None:
+    assert json_depth(b"[[[", enough=3) == 0  # cannot be deeper than 3: not scanned
+    assert json_depth(b"[[[[", enough=3) == 4

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded
+from dragoman.service.admission import Admission
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_admits_up_to_the_bound_then_refuses_with_the_retry_floor() -> None:
+    a = Admission(limit=4, capacity=2, clock=Clock())
+    a.admit(3)
+    a.admit(1)
+    with pytest.raises(Overloaded) as exc:
+        a.admit(1)
+    assert exc.value.status_code == 429
+    assert exc.value.message == "the server is at its limit of 4 texts in flight; retry later"
+    assert exc.value.headers() == {"Retry-After": "1"}  # nothing finished yet: no rate
+    assert a.in_flight == 4
+
+
+def test_a_list_is_admitted_whole_or_not_at_all() -> None:
+    a = Admission(limit=4, capacity=2, clock=Clock())
+    a.admit(2)
+    with pytest.raises(Overloaded):
+        a.admit(3)
+    assert a.in_flight == 2  # nothing of the refused list was taken
+    a.admit(2)
+    assert a.in_flight == 4
+
+
+def test_zero_limit_admits_everything() -> None:
+    a = Admission(limit=0, capacity=2, clock=Clock())
+    for _ in range(100):
+        a.admit(64)
+    assert a.in_flight == 6400
+
+
+def test_retry_after_follows_the_drain_rate() -> None:
+    clock = Clock()
+    a = Admission(limit=10, capacity=2, clock=clock)
+    tickets = [a.admit(1) for _ in range(10)]
+    # Four texts finish over four seconds: 1 per second.
+    for t in tickets[:4]:
+        clock.now += 1
+        t.done_one()
+    assert a.rate() == pytest.approx(1.0)
+    for _ in range(4):
+        a.admit(1)
+    # Full again; a list of 3 needs 3 places: about 3 s at 1 text a second.
+    with pytest.raises(Overloaded) as exc:
+        a.admit(3)
+    assert exc.value.retry_after == 3
+
+
+def test_retry_after_is_capped_at_a_minute() -> None:
+    clock = Clock()
+    a = Admission(limit=64, capacity=16, window=20, clock=clock)
+    tickets = [a.admit(1) for _ in range(64)]
+    clock.now += 20
+    tickets[0].done_one()  # one text in 20 s
+    a.admit(1)
+    with pytest.raises(Overloaded) as exc:
+        a.admit(4)
+    assert exc.value.retry_after == 60
+
+
+def test_rate_counts_only_the_recent_window_of_the_busy_period() -> None:
+    clock = Clock()
+    a = Admission(limit=0, capacity=2, window=10, clock=clock)
+    t = a.admit(5)
+    for _ in range(5):
+        t.done_one()  # the burst finishes at once: idle again
+    assert a.in_flight == 0
+    clock.now += 3600
+    assert a.rate() == 0.0  # an hour later nothing is recent
+    a.admit(2).done_one()
+    assert a.rate() == 1.0  # one completion, elapsed floored at a second
+
+
+def test_release_frees_what_is_left_without_counting_it_as_done() -> None:
+    clock = Clock()
+    a = Admission(limit=8, capacity=2, clock=clock)
+    t = a.admit(3)
+    t.done_one()
+    t.release()
+    t.release()  # twice is harmless
+    assert a.in_flight == 0
+    assert a.rate() == pytest.approx(1 / 20)  # idle: the whole window; the failed two never count
+
+
+def test_deadline_that_the_queue_cannot_meet_is_refused() -> None:
+    clock = Clock()
+    a = Admission(limit=0, capacity=2, clock=clock)
+    tickets = [a.admit(1) for _ in range(12)]
+    clock.now += 2
+    tickets[0].done_one()
+    tickets[1].done_one()  # 2 texts in 2 s: 1 a second; 10 in flight, 8 waiting
+    with pytest.raises(DeadlineUnmeetable) as exc:
+        a.admit(1, deadline_seconds=5.0)
+    assert exc.value.status_code == 503
+    assert exc.value.message == (
+        "the work queued ahead needs about 8.0 s, more than the 5.0 s left of this request's "
+        "deadline; retry later or allow more time"
+    )
+    assert exc.value.retry_after == 3
+    a.admit(1, deadline_seconds=9.0)  # enough time: admitted
+
+
+def test_no_estimate_no_refusal_while_the_engine_has_room() -> None:
+    clock = Clock()
+    a = Admission(limit=0, capacity=16, clock=clock)
+    t = a.admit(10)
+    clock.now += 100
+    t.done_one()
+    a.admit(1, deadline_seconds=0.001)  # 9 in flight < 16 slots: nothing waits
+
+
+async def test_drain_refuses_new_work_and_waits_for_admitted() -> None:
+    a = Admission(limit=4, capacity=2)
+    t = a.admit(2)
+    a.drain()
+    with pytest.raises(Draining) as exc:
+        a.admit(1)
+    assert exc.value.headers() == {"Retry-After": "5"}
+    waiter = asyncio.create_task(a.wait_idle())
+    await asyncio.sleep(0.01)
+    assert not waiter.done()
+    t.done_one()
+    t.done_one()
+    await asyncio.wait_for(waiter, 1)

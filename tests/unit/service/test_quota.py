@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+
+from dragoman.errors import RateLimited, TextTooLong
+from dragoman.service.keys import ANONYMOUS, Caller
+from dragoman.service.quota import KeyLimits
+
+ALICE = Caller("a" * 64, "alice")
+BOB = Caller("b" * 64, None)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def use(limits: KeyLimits, caller: Caller, chars: int) -> None:
+    limits.check(caller, chars)
+    limits.charge(caller, chars)
+
+
+def test_requests_per_minute_hold_exactly_at_the_limit() -> None:
+    clock = Clock()
+    limits = KeyLimits(3, 0, clock)
+    for _ in range(3):
+        use(limits, ALICE, 10)
+        clock.now += 10
+    with pytest.raises(RateLimited) as exc:
+        limits.check(ALICE, 1)
+    assert exc.value.message == "this key's limit of 3 requests a minute is used up"
+    assert exc.value.retry_after == 30  # the first request ages out 60 s after it was sent
+    use(limits, BOB, 1)  # each key its own minute
+    clock.now += 30
+    use(limits, ALICE, 1)
+
+
+def test_characters_per_minute_hold_exactly_at_the_limit() -> None:
+    clock = Clock()
+    limits = KeyLimits(0, 100, clock)
+    use(limits, ALICE, 60)
+    clock.now += 20
+    use(limits, ALICE, 40)  # exactly 100
+    with pytest.raises(RateLimited) as exc:
+        limits.check(ALICE, 1)
+    assert exc.value.message == (
+        "this key's limit of 100 characters a minute is used up (100 used, 1 asked)"
+    )
+    assert exc.value.retry_after == 40  # when the first 60 age out
+    with pytest.raises(TextTooLong) as too_long:
+        limits.check(ALICE, 101)
+    assert (
+        too_long.value.message == "the request has 101 characters; this key may send 100 a minute"
+    )
+
+
+def test_no_key_no_limit() -> None:
+    limits = KeyLimits(1, 1)
+    for _ in range(5):
+        use(limits, ANONYMOUS, 1000)
