@@ -25,6 +25,11 @@ from pydantic_settings import (
 from dragoman.models.catalogue import DEFAULT_MODEL
 
 
+def _comma_list(value: object) -> object:
+    """ "en, fr,de" -> ["en", "fr", "de"] for list settings given as one flag or variable."""
+    return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+
+
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dragoman"
@@ -284,9 +289,7 @@ class ServeSettings(EngineSettings):
     @field_validator("languages", mode="before")
     @classmethod
     def _split_languages(cls, value: object) -> object:
-        return (
-            [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
-        )
+        return _comma_list(value)
 
     @model_validator(mode="after")
     def _check(self) -> ServeSettings:
@@ -450,9 +453,7 @@ class TuneSettings(EngineSettings):
     @field_validator("dtypes", "threads", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
-        return (
-            [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
-        )
+        return _comma_list(value)
 
 
 class BackendSpec(BaseModel):

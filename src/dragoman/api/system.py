@@ -58,12 +58,12 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     (the same report as `dragoman info --json`). Engines appear once loaded."""
     from dragoman.host import detect
     from dragoman.info import report
+    from dragoman.models.prepare import resolve_model
 
     plans = host.plans()
-    models = {name: str(settings.data_dir / "models" / name) for name in plans}
-    for spec in settings.models:
-        models[spec.name] = spec.model
-    models.setdefault(settings.model, settings.model)
+    served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
+    # Loaded engines' models were resolved when they started, so this cannot fail for them.
+    models = {name: resolve_model(served.get(name, name), settings.data_dir) for name in plans}
     return JSONResponse(report(detect(), plans, models))
 
 
