@@ -1,5 +1,5 @@
-"""Typed errors. Each carries its HTTP status and a stable error code; the API maps them to
-`{"error": {"code", "message"}}` in one place (api/errors.py), the CLI prints the message."""
+"""Typed errors. Each carries its HTTP status and a stable error code; the API maps them to each
+surface's shape and status in one place (api/errors.py), the CLI prints the message."""
 
 from __future__ import annotations
 
@@ -101,6 +101,13 @@ class Overloaded(Rejected):
 class RateLimited(Rejected):
     status_code = 429
     code = "rate_limited"
+
+
+class QuotaExceeded(Rejected):
+    """The key's characters for the day are used up (DeepL's surface answers 456)."""
+
+    status_code = 429
+    code = "quota_exceeded"
 
 
 class Draining(Rejected):

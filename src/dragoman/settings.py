@@ -265,8 +265,9 @@ class ServeSettings(EngineSettings):
 
     api_keys_file: Path | None = None
     """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
-    writes one). When this or DRAGOMAN_API_KEYS is set, /v1/translate needs
-    `Authorization: Bearer <key>`. Re-read when it changes."""
+    writes one). When this or DRAGOMAN_API_KEYS is set, every translation surface needs a key
+    in its own convention (native and OpenAI `Authorization: Bearer`, DeepL
+    `Authorization: DeepL-Auth-Key`, LibreTranslate `api_key`). Re-read when it changes."""
 
     api_keys: CliSuppress[SecretStr | None] = None
     """Raw API keys, comma separated, hashed at load: environment DRAGOMAN_API_KEYS only (a
@@ -277,6 +278,14 @@ class ServeSettings(EngineSettings):
 
     key_chars_per_minute: int = Field(default=0, ge=0)
     """Characters one API key may send in any minute (429 `rate_limited`); 0: no limit."""
+
+    key_chars_per_day: int = Field(default=0, ge=0)
+    """Characters one API key may send in a UTC day (429 `quota_exceeded`, 456 on DeepL's
+    surface; DeepL's /v2/usage reports it); 0: no limit. Counted in memory: a restart resets it."""
+
+    cors_origins: str = "*"
+    """Access-Control-Allow-Origin for browser clients (LibreTranslate's web clients need it);
+    empty: no CORS headers."""
 
     metrics_key: SecretStr | None = None
     """When set, /metrics and /v1/info need `Authorization: Bearer <this key>` (prefer the

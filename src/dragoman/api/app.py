@@ -40,7 +40,9 @@ def build_app(
     admission = Admission(settings.admission_limit(), settings.engine_capacity())
     raw_keys = settings.api_keys.get_secret_value() if settings.api_keys else None
     keys = KeyStore(settings.api_keys_file, raw_keys)
-    limits = KeyLimits(settings.key_requests_per_minute, settings.key_chars_per_minute)
+    limits = KeyLimits(
+        settings.key_requests_per_minute, settings.key_chars_per_minute, settings.key_chars_per_day
+    )
     metrics.watch_admission(admission)
 
     @asynccontextmanager

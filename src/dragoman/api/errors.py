@@ -1,12 +1,20 @@
-"""Every error becomes `{"error": {"code", "message"}}` (with the headers the error carries:
-Retry-After, WWW-Authenticate), mapped here and nowhere else: the exception handlers and the
-edge middleware both answer through `render`. Refusals (`Rejected`) are counted here by code.
-Each future API surface (LibreTranslate, DeepL, OpenAI) adds its own shape, chosen by path."""
+"""Every error, in the shape and status of the API surface it was sent to, mapped here and nowhere
+else: the exception handlers and the edge middleware both answer through `render`. The surface
+is chosen by path:
+
+- native (`/v1/translate`, `/v1/languages`, system): `{"error": {"code", "message"}}`;
+- LibreTranslate (`/translate`, `/detect`, `/languages`, `/frontend/settings`): `{"error": str}`,
+  400 for bad input and a missing key, 403 for a bad key, 429 "Slowdown: ..." for limits;
+- DeepL (`/v2/...`): `{"message": str}`, 403 for a missing or bad key, 456 for the day quota;
+- OpenAI (`/v1/chat/...`, `/v1/models`): `{"error": {"message", "type", "param", "code"}}`,
+  400 for bad input.
+
+Refusals (`Rejected`) are counted here by code."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,28 +30,119 @@ log = logging.getLogger(__name__)
 # Custom pydantic error types raised by our request models keep their own code.
 _OWN_VALIDATION_CODES = {"empty_text"}
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+_BAD_INPUT = {"invalid_request", "empty_text", "unsupported_language", "json_too_deep"}
+
+# (status, code, message) -> (status, body)
+Shape = Callable[[int, str, str], tuple[int, Any]]
+
+
+def _native(status: int, code: str, message: str) -> tuple[int, Any]:
+    return status, {"error": {"code": code, "message": message}}
+
+
+_LT_STATUS = {
+    "missing_api_key": 400,  # LibreTranslate's own: "Please contact the server operator..."
+    "invalid_api_key": 403,
+    "text_too_long": 400,
+    "too_many_items": 400,
+}
+
+
+def _libretranslate(status: int, code: str, message: str) -> tuple[int, Any]:
+    status = 400 if code in _BAD_INPUT else _LT_STATUS.get(code, status)
+    if code in ("rate_limited", "quota_exceeded", "overloaded"):
+        message = f"Slowdown: {message}"
+    return status, {"error": message}
+
+
+_DEEPL_STATUS = {"missing_api_key": 403, "invalid_api_key": 403, "quota_exceeded": 456}
+
+
+def _deepl(status: int, code: str, message: str) -> tuple[int, Any]:
+    status = 400 if code in _BAD_INPUT else _DEEPL_STATUS.get(code, status)
+    return status, {"message": message}
+
+
+_OPENAI_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+}
+
+
+def _openai(status: int, code: str, message: str) -> tuple[int, Any]:
+    if code in _BAD_INPUT:
+        status = 400
+    kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return status, {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+LIBRETRANSLATE_PATHS = frozenset(
+    {"/translate", "/detect", "/languages", "/frontend/settings", "/translate_file", "/suggest"}
+)
+_OPENAI_PREFIXES = ("/v1/chat/", "/v1/completions", "/v1/models")
+
+
+def surface_of(path: str) -> str:
+    if path.startswith("/v2/"):
+        return "deepl"
+    if path.startswith(_OPENAI_PREFIXES):
+        return "openai"
+    if path.rstrip("/") in LIBRETRANSLATE_PATHS:
+        return "libretranslate"
+    return "native"
+
+
+_SHAPES: dict[str, Shape] = {
+    "native": _native,
+    "libretranslate": _libretranslate,
+    "deepl": _deepl,
+    "openai": _openai,
+}
+
+
+def shaped(
+    path: str, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """An error in the shape of the surface that owns `path`."""
+    status, body = _SHAPES[surface_of(path)](status, code, message)
+    kept = dict(headers or {})
+    if status != 401:  # a challenge belongs to a 401 only
+        kept.pop("WWW-Authenticate", None)
+    return JSONResponse(body, status_code=status, headers=kept)
 
 
 def error_response(
     status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
-    )
+    """A native-shaped error (system endpoints, the router's own)."""
+    return shaped("/", status, code, message, headers)
 
 
 def render(scope: Scope, exc: DragomanError) -> JSONResponse:
-    """The answer to a typed error, in the native shape."""
+    """The answer to a typed error, in the shape of the surface the request was sent to."""
     if isinstance(exc, Rejected):
         metrics = getattr(scope["app"].state, "metrics", None)
         if metrics is not None:
             metrics.rejected.labels(exc.code).inc()
-    return error_response(exc.status_code, exc.code, exc.message, exc.headers())
+    return shaped(scope.get("path", "/"), exc.status_code, exc.code, exc.message, exc.headers())
 
 
-def _describe(err: dict[str, Any]) -> str:
+def _describe(err: Mapping[str, Any]) -> str:
     loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
     return f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg", "invalid"))
+
+
+def describe_errors(errors: list[Mapping[str, Any]]) -> tuple[str, str]:
+    """(code, message) for a list of pydantic validation errors."""
+    code = "invalid_request"
+    for err in errors:
+        if err.get("type") in _OWN_VALIDATION_CODES:
+            code = err["type"]
+            break
+    return code, "; ".join(_describe(e) for e in errors[:5]) or "invalid request"
 
 
 async def _dragoman(request: Request, exc: Exception) -> JSONResponse:
@@ -55,25 +154,19 @@ async def _dragoman(request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = list(exc.errors())
-    code = "invalid_request"
-    for err in errors:
-        if err.get("type") in _OWN_VALIDATION_CODES:
-            code = err["type"]
-            break
-    message = "; ".join(_describe(e) for e in errors[:5]) or "invalid request"
-    return error_response(422, code, message)
+    code, message = describe_errors(list(exc.errors()))
+    return shaped(request.url.path, 422, code, message)
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail), exc.headers)
+    return shaped(request.url.path, exc.status_code, code, str(exc.detail), exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s", request.url.path)
-    return error_response(500, "internal_error", "internal server error")
+    return shaped(request.url.path, 500, "internal_error", "internal server error")
 
 
 def register_error_handlers(app: FastAPI) -> None:

@@ -91,12 +91,13 @@ class KeyStore:
             # A missing file means no keys from it (every request refused), not "keys off".
             self._file, self._stamp = {}, None
 
-    def authenticate(self, raw: str | None) -> Caller:
-        """The caller a key belongs to; MissingApiKey or InvalidApiKey (401) otherwise."""
+    def authenticate(self, raw: str | None, how: str = "Authorization: Bearer <key>") -> Caller:
+        """The caller a key belongs to; MissingApiKey or InvalidApiKey otherwise. `how` is the
+        surface's convention, named in the error."""
         if not self.enabled:
             return ANONYMOUS
         if not raw:
-            raise MissingApiKey("an API key is required: send Authorization: Bearer <key>")
+            raise MissingApiKey(f"an API key is required: send {how}")
         now = time.monotonic()
         if self.path is not None and now - self._checked >= _RECHECK_SECONDS:
             self._checked = now

@@ -1,16 +1,19 @@
 """Per-key limits: requests and characters per minute, over a sliding minute (exact: the Nth
 request of a minute passes, the N+1th is refused), with a Retry-After saying when enough of
-the minute's earlier use will have aged out. Keys are few (the operator's), and each keeps at
-most a minute of entries."""
+the minute's earlier use will have aged out; and characters per UTC day (a quota, as DeepL's:
+refused with `quota_exceeded` until midnight UTC). Keys are few (the operator's), and each
+keeps at most a minute of entries and one day counter. Usage is also counted for the anonymous
+caller when keys are off, so /v2/usage reports the server's day."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections import deque
 from collections.abc import Callable
 
-from dragoman.errors import RateLimited, TextTooLong
+from dragoman.errors import QuotaExceeded, RateLimited, TextTooLong
 from dragoman.service.keys import Caller
 
 WINDOW = 60.0
@@ -21,12 +24,35 @@ class KeyLimits:
         self,
         requests_per_minute: int,
         chars_per_minute: int,
+        chars_per_day: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
     ) -> None:
         self.rpm = requests_per_minute
         self.cpm = chars_per_minute
+        self.cpd = chars_per_day
         self._clock = clock
+        self._now = now
         self._use: dict[str, deque[tuple[float, int]]] = {}
+        self._day: dict[str | None, tuple[dt.date, int]] = {}
+
+    def day_usage(self, caller: Caller) -> int:
+        """Characters the caller sent today (UTC)."""
+        day, used = self._day.get(caller.key, (None, 0))
+        return used if day == self._now().date() else 0
+
+    def _check_day(self, caller: Caller, chars: int) -> None:
+        if caller.key is None or not self.cpd:
+            return
+        used = self.day_usage(caller)
+        if used + chars > self.cpd:
+            now = self._now()
+            midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+            raise QuotaExceeded(
+                f"this key's quota of {self.cpd} characters a day is used up ({used} used, "
+                f"{chars} asked); it resets at 00:00 UTC",
+                _retry((midnight - now).total_seconds()),
+            )
 
     def _window(self, key: str) -> deque[tuple[float, int]]:
         use = self._use.setdefault(key, deque())
@@ -36,7 +62,9 @@ class KeyLimits:
         return use
 
     def check(self, caller: Caller, chars: int) -> None:
-        """Raise RateLimited (429) if this request would pass either limit within the minute."""
+        """Raise QuotaExceeded past the day's characters, RateLimited (429) if this request
+        would pass either limit within the minute."""
+        self._check_day(caller, chars)
         if caller.key is None or not (self.rpm or self.cpm):
             return
         if self.cpm and chars > self.cpm:
@@ -67,6 +95,8 @@ class KeyLimits:
             )
 
     def charge(self, caller: Caller, chars: int) -> None:
+        today = self._now().date()
+        self._day[caller.key] = (today, self.day_usage(caller) + chars)
         if caller.key is None or not (self.rpm or self.cpm):
             return
         self._window(caller.key).append((self._clock(), chars))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from dragoman.errors import RateLimited, TextTooLong
+from dragoman.errors import QuotaExceeded, RateLimited, TextTooLong
 from dragoman.service.keys import ANONYMOUS, Caller
 from dragoman.service.quota import KeyLimits
 
@@ -25,7 +25,7 @@ def use(limits: KeyLimits, caller: Caller, chars: int) -> None:
 
 def test_requests_per_minute_hold_exactly_at_the_limit() -> None:
     clock = Clock()
-    limits = KeyLimits(3, 0, clock)
+    limits = KeyLimits(3, 0, clock=clock)
     for _ in range(3):
         use(limits, ALICE, 10)
         clock.now += 10
@@ -40,7 +40,7 @@ def test_requests_per_minute_hold_exactly_at_the_limit() -> None:
 
 def test_characters_per_minute_hold_exactly_at_the_limit() -> None:
     clock = Clock()
-    limits = KeyLimits(0, 100, clock)
+    limits = KeyLimits(0, 100, clock=clock)
     use(limits, ALICE, 60)
     clock.now += 20
     use(limits, ALICE, 40)  # exactly 100
@@ -61,3 +61,26 @@ def test_no_key_no_limit() -> None:
     limits = KeyLimits(1, 1)
     for _ in range(5):
         use(limits, ANONYMOUS, 1000)
+
+
+def test_day_quota_holds_exactly_and_resets_at_utc_midnight() -> None:
+    import datetime as dt
+
+    day = [dt.datetime(2026, 11, 23, 23, 59, 0, tzinfo=dt.UTC)]
+    limits = KeyLimits(0, 0, chars_per_day=100, now=lambda: day[0])
+    use(limits, ALICE, 60)
+    use(limits, ALICE, 40)  # exactly the quota
+    assert limits.day_usage(ALICE) == 100
+    with pytest.raises(QuotaExceeded) as err:
+        limits.check(ALICE, 1)
+    assert err.value.retry_after == 60  # a minute to midnight UTC
+    use(limits, BOB, 100)  # each key its own
+    day[0] += dt.timedelta(minutes=2)
+    assert limits.day_usage(ALICE) == 0
+    use(limits, ALICE, 100)
+
+
+def test_day_usage_is_counted_without_keys_too() -> None:
+    limits = KeyLimits(0, 0, chars_per_day=10)
+    use(limits, ANONYMOUS, 50)  # no key: no quota, but the server's day is counted
+    assert limits.day_usage(ANONYMOUS) == 50
