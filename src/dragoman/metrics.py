@@ -75,6 +75,18 @@ class Metrics:
         self.admitted = Counter(
             f"{prefix}_admitted_total", "Translation requests admitted.", registry=r
         )
+        self.coalesced = Counter(
+            f"{prefix}_coalesced_total",
+            "Texts that joined an identical translation already in the engine (same model, "
+            "pair and text) instead of starting their own.",
+            registry=r,
+        )
+        self.detections = Counter(
+            f"{prefix}_detections_total",
+            "Texts whose source language was detected (source auto), by outcome.",
+            ["outcome"],
+            registry=r,
+        )
         self.expired = Counter(
             f"{prefix}_expired_total",
             "Admitted requests whose deadline passed (answered 504).",

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from dragoman import __version__
 from dragoman.api import system
+from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import register_error_handlers, render
+from dragoman.api.libretranslate import router as libretranslate
 from dragoman.api.lifecycle import EngineHost, TranslatorFactory
 from dragoman.api.translate import router as translate
+from dragoman.engine.protocol import Translator
 from dragoman.metrics import Metrics, MetricsMiddleware
 from dragoman.service.admission import Admission
 from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
-from dragoman.service.translation import TranslationService
+from dragoman.service.translation import TranslationService, shared_detector
 from dragoman.settings import ServeSettings
 
 
@@ -30,13 +35,21 @@ def limits_of(settings: ServeSettings) -> Limits:
     )
 
 
+def _preload_detector(translator: Translator) -> None:
+    """Load the language detector for the served languages in the background once the engine
+    is up: the first `source=auto` request does not pay for it."""
+    detector = shared_detector(tuple(sorted(translator.languages)))
+    thread = threading.Thread(target=detector.load, name="detector-load", daemon=True)
+    thread.start()
+
+
 def build_app(
     settings: ServeSettings,
     factory: TranslatorFactory,
     on_fatal: Callable[[str], None] | None = None,
 ) -> FastAPI:
     metrics = Metrics()
-    host = EngineHost(factory, on_fatal, settings.engine_check_interval)
+    host = EngineHost(factory, on_fatal, settings.engine_check_interval, _preload_detector)
     admission = Admission(settings.admission_limit(), settings.engine_capacity())
     raw_keys = settings.api_keys.get_secret_value() if settings.api_keys else None
     keys = KeyStore(settings.api_keys_file, raw_keys)
@@ -67,7 +80,17 @@ def build_app(
     # edge's ids and input limits hold before routing and parsing.
     app.add_middleware(EdgeMiddleware, limits=limits_of(settings), render=render)
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
+    if settings.cors_origins:  # outermost: refusals carry the headers too
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[o.strip() for o in settings.cors_origins.split(",") if o.strip()],
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-Timeout"],
+            expose_headers=["Retry-After", "X-Request-Id"],
+        )
     register_error_handlers(app)
     app.include_router(translate.router)
+    app.include_router(libretranslate.router)
+    app.include_router(deepl.router)
     app.include_router(system.router)
     return app

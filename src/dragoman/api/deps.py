@@ -55,6 +55,11 @@ def bearer(request: Request) -> str | None:
     return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
+def get_keys(request: Request) -> KeyStore:
+    keys: KeyStore = request.app.state.keys
+    return keys
+
+
 def get_caller(request: Request) -> Caller:
     """The native surface's caller: its `Authorization: Bearer` key (401 without a valid one
     when keys are on)."""
@@ -93,4 +98,5 @@ AdmissionDep = Annotated[Admission, Depends(get_admission)]
 ServiceDep = Annotated[TranslationService, Depends(get_service)]
 TranslatorDep = Annotated[Translator, Depends(get_translator)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
+KeysDep = Annotated[KeyStore, Depends(get_keys)]
 DeadlineDep = Annotated[Deadline, Depends(get_deadline)]

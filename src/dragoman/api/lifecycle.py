@@ -27,8 +27,10 @@ class EngineHost:
         factory: TranslatorFactory,
         on_fatal: Callable[[str], None] | None = None,
         check_interval: float = 5.0,
+        on_ready: Callable[[Translator], None] | None = None,
     ) -> None:
         self._factory = factory
+        self._on_ready = on_ready
         self._on_fatal = on_fatal
         self._check_interval = check_interval
         self._stop = asyncio.Event()
@@ -55,6 +57,8 @@ class EngineHost:
         try:
             async with self._factory() as translator:
                 self._translator, self.state = translator, "ready"
+                if self._on_ready is not None:
+                    self._on_ready(translator)
                 await self._watch(translator)
         except asyncio.CancelledError:
             raise

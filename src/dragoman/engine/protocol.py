@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from dragoman.engine.plan import EnginePlan
 
-FinishReason = Literal["stop", "length", "repetition"]
+FinishReason = Literal["stop", "length", "repetition", "unchanged"]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""The proxy app: /v1/translate and /v1/languages routed by pair, plus /health, /ready and
-/metrics of its own."""
+"""The proxy app: translations of every surface (native, LibreTranslate, DeepL) routed by pair,
+their reads and OpenAI chat to any healthy backend, /v1/languages of its own, plus /health,
+/ready and /metrics."""
 
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from dragoman.api.errors import error_response, register_error_handlers, render
 from dragoman.api.translate.protocol import TranslateRequest
 from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
-from dragoman.router.backends import Backend, Pool
+from dragoman.router.backends import ANY, Backend, Pool, Want
+from dragoman.router.compat import PASSED, deepl_want, libretranslate_want
 from dragoman.router.health import run_checks
-from dragoman.router.proxy import forward
+from dragoman.router.proxy import forward, outgoing
 from dragoman.settings import RouteSettings
 
 
@@ -83,17 +85,38 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     register_error_handlers(app)
 
-    @app.post("/v1/translate")
-    async def translate(body: TranslateRequest, request: Request, pool: PoolDep) -> Response:
-        """Validated here (same errors as a server), forwarded as sent, with the client's
-        key, request id (ours when it sent none) and deadline headers."""
-        raw = await request.body()
-        pair = (body.source_lang, body.target_lang)
+    async def relay(request: Request, want: Want) -> Response:
+        """Forwarded as sent, with the client's content type, key, request id (ours when it
+        sent none) and deadline headers."""
         headers = dict(request.headers)
         headers["x-request-id"] = request.scope["state"]["request_id"]
-        return await cancel_on_disconnect(
-            request, forward(request.app.state.client, pool, pair, raw, headers, metrics)
+        out = outgoing(
+            request.method, request.url.path, request.url.query, await request.body(), headers
         )
+        client = request.app.state.client
+        return await cancel_on_disconnect(request, forward(client, pool, want, out, metrics))
+
+    @app.post("/v1/translate")
+    async def translate(body: TranslateRequest, request: Request) -> Response:
+        """Validated here (same errors as a server), routed by its pair."""
+        return await relay(request, (body.source_lang, body.target_lang))
+
+    @app.post("/translate", tags=["libretranslate"])
+    async def lt_translate(request: Request) -> Response:
+        """LibreTranslate's translate, routed by its pair (source auto: by its target)."""
+        return await relay(request, await libretranslate_want(request))
+
+    @app.post("/v2/translate", tags=["deepl"])
+    async def deepl_translate(request: Request) -> Response:
+        """DeepL's translate, routed by its pair (no source_lang: by its target)."""
+        return await relay(request, await deepl_want(request))
+
+    for methods, path in PASSED:
+
+        async def passed(request: Request) -> Response:
+            return await relay(request, ANY)
+
+        app.add_api_route(path, passed, methods=list(methods), name=path, include_in_schema=False)
 
     @app.get("/v1/languages")
     async def languages(pool: PoolDep) -> dict[str, Any]:

@@ -19,6 +19,16 @@ class BackendsBusy(DragomanError):
     code = "backends_busy"
 
 
+Want = tuple[str | None, str | None]
+"""The pair a request needs; None for a side it leaves open (a detected source; a request that
+is not a translation)."""
+ANY: Want = (None, None)
+
+
+def describe(want: Want) -> str:
+    return f"{want[0] or 'any'}->{want[1] or 'any'}"
+
+
 @dataclass
 class Backend:
     name: str
@@ -31,8 +41,13 @@ class Backend:
     passes: int = 0  # consecutive passed checks
     outstanding: int = 0
 
-    def serves(self, pair: Pair) -> bool:
-        return pair in self.pairs
+    def serves(self, want: Want) -> bool:
+        if want == ANY:
+            return True
+        source, target = want
+        if source is not None and target is not None:
+            return (source, target) in self.pairs
+        return any(target in (None, t) and source in (None, s) for s, t in self.pairs)
 
 
 class Pool:
@@ -44,16 +59,16 @@ class Pool:
         self.fail_threshold = fail_threshold
         self.recover_threshold = recover_threshold
 
-    def pick(self, pair: Pair, exclude: set[str] = frozenset()) -> Backend:  # type: ignore[assignment]
-        serving = [b for b in self.backends if b.serves(pair)]
+    def pick(self, want: Want, exclude: set[str] = frozenset()) -> Backend:  # type: ignore[assignment]
+        serving = [b for b in self.backends if b.serves(want)]
         if not serving:
-            raise UnsupportedLanguage(f"no backend serves {pair[0]}->{pair[1]}")
+            raise UnsupportedLanguage(f"no backend serves {describe(want)}")
         healthy = [b for b in serving if b.healthy and b.name not in exclude]
         if not healthy:
-            raise NoHealthyBackend(f"no healthy backend serves {pair[0]}->{pair[1]}; retry later")
+            raise NoHealthyBackend(f"no healthy backend serves {describe(want)}; retry later")
         free = [b for b in healthy if b.outstanding < b.max_in_flight]
         if not free:
-            raise BackendsBusy(f"every backend serving {pair[0]}->{pair[1]} is at its limit")
+            raise BackendsBusy(f"every backend serving {describe(want)} is at its limit")
         # Fewest outstanding requests; ties go to the first configured (stable, predictable).
         return min(free, key=lambda b: b.outstanding)
 

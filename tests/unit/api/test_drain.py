@@ -13,7 +13,11 @@ BODY = {"text": "hello", "source_lang": "en", "target_lang": "fr"}
 async def test_draining_refuses_new_work_and_finishes_admitted(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
     fake.delay = 0.3
     async with serve() as (app, c):
-        held = [asyncio.create_task(c.post("/v1/translate", json=BODY)) for _ in range(3)]
+        # Three different texts: identical ones would share one engine request (coalescing).
+        held = [
+            asyncio.create_task(c.post("/v1/translate", json={**BODY, "text": f"hello {i}"}))
+            for i in range(3)
+        ]
         await wait_for(lambda: fake.running == 3)
         app.state.admission.drain()
         r = await c.get("/ready")

@@ -1,0 +1,119 @@
+"""DeepL's request and response shapes, language codes and option policy.
+
+Codes are upper case and read in any case. Targets list the regional variants the `deepl`
+client insists on (EN-GB, EN-US, PT-BR, PT-PT, ZH-HANS): each is served by the one model
+language (en, pt, zh). Traditional Chinese (ZH-HANT) is not served.
+
+Options the model cannot honour, decided one by one:
+- accepted and ignored (they change nothing the model does, or DeepL itself ignores them where
+  unsupported): `context`, `split_sentences`, `preserve_formatting`, `show_billed_characters`,
+  `model_type`, `outline_detection`, `tag_handling_version`, `formality` = default |
+  prefer_more | prefer_less, and unknown keys (`extra_body_parameters`);
+- refused with 400: `formality` = more | less (as DeepL does for a target without formality;
+  /v2/languages says supports_formality false), `tag_handling` (HTML/XML: not yet), glossaries
+  (`glossary_id`, `glossary_ids`), `custom_instructions`, `style_id`, `translation_memory_id`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dragoman.api.errors import describe_errors
+from dragoman.errors import InvalidRequest, UnsupportedLanguage
+from dragoman.languages import NAMES
+
+_VARIANTS = {"en": ("EN-GB", "EN-US"), "pt": ("PT-BR", "PT-PT"), "zh": ("ZH", "ZH-HANS")}
+_VARIANT_NAMES = {
+    "EN-GB": "English (British)",
+    "EN-US": "English (American)",
+    "PT-BR": "Portuguese (Brazilian)",
+    "PT-PT": "Portuguese (European)",
+    "ZH-HANS": "Chinese (simplified)",
+}
+_IN = {v.lower(): ours for ours, variants in _VARIANTS.items() for v in variants} | {"es-419": "es"}
+_REFUSED = {
+    "tag_handling": "tag_handling (HTML/XML) is not supported by this server yet",
+    "glossary_id": "glossaries are not supported by this server yet",
+    "glossary_ids": "glossaries are not supported by this server yet",
+    "custom_instructions": "custom_instructions are not supported by this server",
+    "style_id": "style rules are not supported by this server",
+    "translation_memory_id": "translation memories are not supported by this server",
+}
+_FORMALITY_IGNORED = {"default", "prefer_more", "prefer_less"}
+
+
+def from_deepl(code: str, field: str) -> str:
+    lowered = code.strip().lower()
+    ours = _IN.get(lowered, lowered)
+    if ours not in NAMES:
+        raise UnsupportedLanguage(f"Value for '{field}' not supported.")
+    return ours
+
+
+def to_deepl(code: str) -> str:
+    return code.upper()
+
+
+def target_codes(code: str) -> list[tuple[str, str]]:
+    """(DeepL target code, name) for one of our languages."""
+    variants = _VARIANTS.get(code)
+    if variants is None:
+        return [(code.upper(), NAMES[code])]
+    return [(v, _VARIANT_NAMES.get(v, NAMES[code])) for v in variants]
+
+
+class DeepLTranslateRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    text: list[str] = Field(description="Texts to translate (form: repeated `text` fields).")
+    target_lang: str
+    source_lang: str | None = Field(default=None, description="Omit to detect each text's.")
+    formality: str | None = None
+    context: str | None = Field(default=None, description="Accepted; not used.")
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class DeepLTranslation(BaseModel):
+    detected_source_language: str
+    text: str
+    billed_characters: int
+
+
+class DeepLTranslateResponse(BaseModel):
+    translations: list[DeepLTranslation]
+
+
+class DeepLLanguage(BaseModel):
+    language: str
+    name: str
+    supports_formality: bool | None = None
+
+
+class DeepLUsage(BaseModel):
+    character_count: int
+    character_limit: int
+
+
+def parse_translate(params: dict[str, Any]) -> DeepLTranslateRequest:
+    for name in ("text", "target_lang"):
+        if params.get(name) in (None, "", []):
+            raise InvalidRequest(f"Parameter '{name}' not specified.")
+    for name, why in _REFUSED.items():
+        if params.get(name) not in (None, "", []):
+            raise InvalidRequest(why)
+    try:
+        req = DeepLTranslateRequest.model_validate(params)
+    except ValidationError as exc:
+        raise InvalidRequest(describe_errors(list(exc.errors()))[1]) from None
+    if req.formality is not None and req.formality.lower() not in _FORMALITY_IGNORED:
+        raise InvalidRequest(
+            f"formality '{req.formality}' is not supported for this target language; use "
+            "prefer_more or prefer_less (accepted, no effect)"
+        )
+    return req

@@ -1,0 +1,63 @@
+"""DeepL's side of the translation service. Every translation carries `billed_characters` (the
+text's characters: the `deepl` client requires the field) and `detected_source_language` (the
+given source, or each text's detected one). /v2/usage reports the key's characters today."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dragoman.api.deepl.protocol import (
+    DeepLLanguage,
+    DeepLTranslateResponse,
+    DeepLTranslation,
+    DeepLUsage,
+    from_deepl,
+    parse_translate,
+    target_codes,
+    to_deepl,
+)
+from dragoman.engine.protocol import Translator
+from dragoman.languages import NAMES
+from dragoman.service.deadline import Deadline
+from dragoman.service.keys import Caller
+from dragoman.service.quota import KeyLimits
+from dragoman.service.translation import TranslationService
+
+# What /v2/usage reports as the limit when none applies (a zero would read as "used up").
+NO_LIMIT = 10**12
+
+
+async def translate(
+    params: dict[str, Any], service: TranslationService, caller: Caller, deadline: Deadline
+) -> DeepLTranslateResponse:
+    req = parse_translate(params)
+    target = from_deepl(req.target_lang, "target_lang")
+    source = None if req.source_lang is None else from_deepl(req.source_lang, "source_lang")
+    out = await service.translate(req.text, source, target, caller, deadline)
+    return DeepLTranslateResponse(
+        translations=[
+            DeepLTranslation(
+                # A text with no letters was not translated: it reports the target's code.
+                detected_source_language=to_deepl(src or target),
+                text=r.text,
+                billed_characters=len(text),
+            )
+            for text, r, src in zip(req.text, out.results, out.sources, strict=True)
+        ]
+    )
+
+
+def languages(translator: Translator, kind: str) -> list[DeepLLanguage]:
+    served = translator.languages
+    if kind.lower() == "target":
+        return [
+            DeepLLanguage(language=code, name=name, supports_formality=False)
+            for ours in served
+            for code, name in target_codes(ours)
+        ]
+    return [DeepLLanguage(language=to_deepl(c), name=NAMES[c]) for c in served]
+
+
+def usage(limits: KeyLimits, caller: Caller) -> DeepLUsage:
+    limit = limits.cpd if limits.cpd and caller.key is not None else NO_LIMIT
+    return DeepLUsage(character_count=limits.day_usage(caller), character_limit=limit)

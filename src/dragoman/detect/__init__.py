@@ -1,0 +1,7 @@
+"""Language identification, once, below every API surface: `source=auto` detects each text of a
+batch on its own, `/detect` reports up to three candidates. Texts without letters (numbers,
+emoji, URLs, placeholders) are reported as such and never guessed at."""
+
+from dragoman.detect.detector import Candidate, Detection, LanguageDetector
+
+__all__ = ["Candidate", "Detection", "LanguageDetector"]

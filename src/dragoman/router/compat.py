@@ -1,0 +1,42 @@
+"""What the proxy needs to know of the compatible surfaces' requests: the language pair of a
+translation (read from wherever the client put its parameters, in the surface's own codes), so
+it goes to a backend that serves it. A detected source leaves that side open; anything that is
+not a translation (detection, language lists, usage, chat, model lists) may go to any backend."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from dragoman.api.deepl.protocol import from_deepl
+from dragoman.api.libretranslate.protocol import from_lt
+from dragoman.api.params import read_params
+from dragoman.router.backends import ANY, Want
+
+# Paths proxied as they are (method, path): each surface's reads and chat.
+PASSED = (
+    (("POST",), "/detect"),
+    (("GET",), "/languages"),
+    (("GET",), "/frontend/settings"),
+    (("GET", "POST"), "/v2/languages"),
+    (("GET", "POST"), "/v2/usage"),
+    (("GET",), "/v1/models"),
+    (("POST",), "/v1/chat/completions"),
+)
+
+
+async def libretranslate_want(request: Request) -> Want:
+    params = await read_params(request)
+    source, target = params.get("source", "auto"), params.get("target")
+    if not isinstance(source, str) or not isinstance(target, str):
+        return ANY  # the backend answers the malformed request in LibreTranslate's shape
+    return from_lt(source), from_lt(target)
+
+
+async def deepl_want(request: Request) -> Want:
+    params = await read_params(request, multi=frozenset({"text"}))
+    source, target = params.get("source_lang"), params.get("target_lang")
+    if not isinstance(target, str) or not (source is None or isinstance(source, str)):
+        return ANY
+    return (None if source is None else from_deepl(source, "source_lang")), from_deepl(
+        target, "target_lang"
+    )

@@ -1,0 +1,121 @@
+"""DeepL's v2 surface at the HTTP layer (fake engine, real detector)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+
+from dragoman.service.keys import add_key
+from tests.fakes import FakeTranslator
+
+AUTH = {"authorization": "DeepL-Auth-Key anything"}
+
+
+async def test_translate_json(client: httpx.AsyncClient) -> None:
+    body = {"text": ["Hello", "World"], "target_lang": "fr", "show_billed_characters": True}
+    r = await client.post("/v2/translate", json={**body, "source_lang": "EN"}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert r.json() == {
+        "translations": [
+            {"detected_source_language": "EN", "text": "[fr] Hello", "billed_characters": 5},
+            {"detected_source_language": "EN", "text": "[fr] World", "billed_characters": 5},
+        ]
+    }
+
+
+async def test_translate_form_with_detection(client: httpx.AsyncClient) -> None:
+    form = [
+        ("text", "Guten Morgen, wie geht es Ihnen heute?"),
+        ("text", "Good morning, how are you doing today?"),
+        ("target_lang", "FR"),
+        ("formality", "prefer_more"),  # accepted, no effect
+        ("split_sentences", "1"),
+    ]
+    r = await client.post(
+        "/v2/translate",
+        content=urlencode(form),
+        headers={**AUTH, "content-type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 200, r.text
+    got = [t["detected_source_language"] for t in r.json()["translations"]]
+    assert got == ["DE", "EN"]
+
+
+async def test_regional_targets(client: httpx.AsyncClient) -> None:
+    for code in ("EN-US", "en-gb", "ZH-HANS"):
+        body = {"text": ["Bonjour"], "target_lang": code, "source_lang": "FR"}
+        r = await client.post("/v2/translate", json=body, headers=AUTH)
+        assert r.status_code == 200, (code, r.text)
+    r = await client.post(
+        "/v2/translate", json={"text": ["x"], "target_lang": "ZH-HANT"}, headers=AUTH
+    )
+    assert (r.status_code, r.json()) == (400, {"message": "Value for 'target_lang' not supported."})
+
+
+async def test_refused_options_and_errors(client: httpx.AsyncClient) -> None:
+    base = {"text": ["Hello"], "target_lang": "DE"}
+    for extra in (
+        {"formality": "more"},
+        {"glossary_id": "abc"},
+        {"tag_handling": "html"},
+        {"custom_instructions": ["be brief"]},
+    ):
+        r = await client.post("/v2/translate", json={**base, **extra}, headers=AUTH)
+        assert r.status_code == 400 and isinstance(r.json()["message"], str), extra
+    r = await client.post("/v2/translate", json={**base, "some_future_option": 1}, headers=AUTH)
+    assert r.status_code == 200  # unknown options are ignored
+    r = await client.post("/v2/translate", json={"target_lang": "DE"}, headers=AUTH)
+    assert (r.status_code, r.json()) == (400, {"message": "Parameter 'text' not specified."})
+    r = await client.post("/v2/translate", json={"text": "Hi"}, headers=AUTH)
+    assert r.status_code == 400 and "target_lang" in r.json()["message"]
+
+
+async def test_languages_source_and_target(client: httpx.AsyncClient) -> None:
+    r = await client.get("/v2/languages", headers=AUTH)
+    assert {x["language"] for x in r.json()} == {"EN", "FR", "DE", "ZH"}
+    r = await client.request(  # the deepl client's way: a form body on a GET
+        "GET",
+        "/v2/languages",
+        content=b"type=target",
+        headers={**AUTH, "content-type": "application/x-www-form-urlencoded"},
+    )
+    targets = {x["language"] for x in r.json()}
+    assert {"EN-GB", "EN-US", "ZH-HANS", "FR", "DE"} <= targets and "EN" not in targets
+    r = await client.get("/v2/languages", params={"type": "target"}, headers=AUTH)
+    assert {x["language"] for x in r.json()} == targets
+    assert all(x["supports_formality"] is False for x in r.json())
+
+
+async def test_keys_usage_and_day_quota(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "keys"
+    key = add_key(path, "app")
+    async with serve(api_keys_file=path, key_chars_per_day=12) as (_app, c):
+        body = {"text": ["Hello", "World"], "target_lang": "DE", "source_lang": "EN"}
+        r = await c.post("/v2/translate", json=body)
+        assert r.status_code == 403 and "DeepL-Auth-Key" in r.json()["message"]
+        r = await c.post("/v2/translate", json=body, headers={"authorization": "DeepL-Auth-Key x"})
+        assert (r.status_code, r.json()) == (403, {"message": "the API key is not valid"})
+        good = {"authorization": f"DeepL-Auth-Key {key}"}
+        assert (await c.post("/v2/translate", json=body, headers=good)).status_code == 200
+        r = await c.get("/v2/usage", headers=good)
+        assert r.json() == {"character_count": 10, "character_limit": 12}
+        r = await c.post("/v2/translate", json=body, headers=good)
+        assert r.status_code == 456 and "quota" in r.json()["message"]
+        assert int(r.headers["retry-after"]) >= 1
+        assert (await c.get("/v2/usage")).status_code == 403
+
+
+async def test_identical_requests_share_one_engine_request(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
+    """The deepl client re-sends after 10 s: identical work in flight is done once."""
+    fake.delay = 0.2
+    async with serve() as (app, c):
+        body = {"text": ["Same text"], "target_lang": "DE", "source_lang": "EN"}
+        rs = await asyncio.gather(
+            *(c.post("/v2/translate", json=body, headers=AUTH) for _ in range(6))
+        )
+        assert {r.status_code for r in rs} == {200}
+        assert fake.started == 1
+        assert app.state.metrics.coalesced._value.get() == 5

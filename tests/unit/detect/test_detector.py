@@ -1,0 +1,148 @@
+"""The real lingua detector, no mocks. Loading its models takes seconds and hundreds of MB,
+so one detector per restriction is built for the module."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dragoman.detect import Candidate, Detection, LanguageDetector
+from dragoman.detect._clean import strip_non_language
+from dragoman.errors import ConfigError
+from dragoman.languages import NAMES
+
+
+@pytest.fixture(scope="module")
+def detector() -> LanguageDetector:
+    d = LanguageDetector(tuple(NAMES))
+    d.load()
+    return d
+
+
+@pytest.fixture(scope="module")
+def latin_three() -> LanguageDetector:
+    return LanguageDetector(("en", "de", "fr"))
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("The quick brown fox jumps over the lazy dog.", "en"),
+        ("Le chat dort sur le canapé depuis ce matin.", "fr"),
+        ("Der Zug nach Berlin fährt heute später ab.", "de"),
+        ("今日はとても良い天気ですね。", "ja"),
+        ("오늘 날씨가 정말 좋네요.", "ko"),
+        ("Привет, как у тебя дела сегодня?", "ru"),
+        ("สวัสดีครับ วันนี้อากาศดีมาก", "th"),
+    ],
+)
+def test_sentences_are_detected_right(detector: LanguageDetector, text: str, language: str) -> None:
+    assert detector.detect(text).language == language
+
+
+def test_each_text_of_a_mixed_batch_is_detected_on_its_own(detector: LanguageDetector) -> None:
+    texts = ["Hello, how are you today?", "Bonjour, comment allez-vous ?", "Wie geht es dir heute?"]
+    assert [d.language for d in detector.detect_many(texts)] == ["en", "fr", "de"]
+    assert detector.detect_many([]) == []
+
+
+@pytest.mark.parametrize("text", ["12345", "🙂🙂", "https://example.com/a?b=1", "", "  ", "{0} %s"])
+def test_texts_without_letters_get_no_candidates(detector: LanguageDetector, text: str) -> None:
+    found = detector.detect(text)
+    assert found == Detection(candidates=(), has_letters=False)
+    assert found.language is None
+
+
+def test_texts_without_letters_in_a_batch_keep_their_place(detector: LanguageDetector) -> None:
+    found = detector.detect_many(["42", "Wie geht es dir heute?", "mail@example.com"])
+    assert [d.has_letters for d in found] == [False, True, False]
+    assert [d.language for d in found] == [None, "de", None]
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Hallo {name}, du hast %d neue Nachrichten", "de"),
+        ("Bonjour %(username)s, vous avez %1$s nouveaux messages", "fr"),
+        ("<b>Guten Morgen</b> [X1X], schau auf https://example.com/en/home", "de"),
+        ("Écrivez à support@example.com {{firstName}} ${lastName}", "fr"),
+    ],
+)
+def test_placeholders_do_not_flip_the_language(
+    detector: LanguageDetector, text: str, language: str
+) -> None:
+    assert detector.detect(text).language == language
+
+
+def test_placeholders_urls_and_digits_are_stripped_before_detection() -> None:
+    cleaned = strip_non_language(
+        "Hi {name}, %1$s <b>x</b> &amp; see https://a.io/x?y=1 or a@b.co 42"
+    )
+    assert cleaned == "Hi , x see or"
+
+
+def test_confidences_are_percentages_best_first_at_most_three(detector: LanguageDetector) -> None:
+    for text in ["OK", "Speichern", "Hello, how are you today?", "Bonjour, comment allez-vous ?"]:
+        found = detector.detect(text)
+        assert 1 <= len(found.candidates) <= 3
+        confidences = [c.confidence for c in found.candidates]
+        assert confidences == sorted(confidences, reverse=True)
+        assert all(0 < c <= 100 and c == round(c, 1) for c in confidences)
+        assert len({c.language for c in found.candidates}) == len(found.candidates)
+
+
+def test_a_script_that_names_its_language_is_certain(detector: LanguageDetector) -> None:
+    assert detector.detect("안녕하세요").candidates == (Candidate("ko", 100.0),)
+    assert detector.detect("ありがとう").candidates == (Candidate("ja", 100.0),)
+
+
+def test_a_restricted_detector_answers_only_its_languages(latin_three: LanguageDetector) -> None:
+    texts = [
+        "Hola, ¿cómo estás hoy?",
+        "Ciao, come stai oggi?",
+        "Hoe gaat het vandaag met je?",
+        "今日はとても良い天気ですね。",
+        "오늘 날씨가 정말 좋네요.",
+        "Привет, как у тебя дела?",
+    ]
+    for found in latin_three.detect_many(texts):
+        assert {c.language for c in found.candidates} <= {"en", "de", "fr"}
+    # Letters of a script none of its languages is written in: letters, but no candidate.
+    assert latin_three.detect("오늘 날씨가 정말 좋네요.") == Detection((), has_letters=True)
+    assert latin_three.detect("Привет, как у тебя дела?").language is None
+
+
+def test_a_detector_loads_lazily_and_once_from_several_threads() -> None:
+    d = LanguageDetector(("en", "es"))
+    assert not d.loaded
+    threads = [threading.Thread(target=d.load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert d.loaded
+    built = d._lingua
+    d.load()
+    assert d._lingua is built
+    assert d.detect("¿Dónde está la biblioteca?").language == "es"
+
+
+def test_one_language_needs_no_model() -> None:
+    d = LanguageDetector(("fr",))
+    assert d.detect("whatever this is").candidates == (Candidate("fr", 100.0),)
+    assert d.detect("2024").has_letters is False
+
+
+@pytest.mark.parametrize(
+    ("codes", "message"),
+    [
+        (("en", "xx"), "language detection: no model for language code 'xx' (ISO 639-1)"),
+        (("en", "klingon"), "language detection: no model for language code 'klingon' (ISO 639-1)"),
+        ((), "language detection needs at least one language"),
+    ],
+)
+def test_an_unknown_code_is_a_config_error(codes: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        LanguageDetector(codes)
+    assert exc.value.message == message
