@@ -414,6 +414,10 @@ class BenchSettings(EngineSettings):
     """Measure the repetition guard's cost instead: one engine, guard on vs off, the same texts
     (--offline-requests of them) at once, rounds alternated."""
 
+    surfaces: bool = False
+    """Measure the compatible surfaces' targets instead: a LibreTranslate list against one by
+    one and coalescing on the real engine, each adapter's overhead on the echo engine."""
+
     proxy: bool = False
     """Measure `dragoman route` instead: direct vs through the proxy, same backend and load."""
 

@@ -4,6 +4,7 @@ different language pairs (the seed's layout: each server its own set of pairs)."
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +87,26 @@ async def test_real_translations_routed_by_pair(router: Launched) -> None:
         assert pairs[("zh", "de")] == ["de-zh-server"]
         metrics = (await c.get("/metrics")).text
         assert 'dragoman_router_backend_requests_total{backend="fr-server",status="200"}' in metrics
+
+
+def test_real_clients_unchanged_through_the_router(router: Launched) -> None:
+    """libretranslatepy and deepl pointed at the proxy: routed by pair (a detected source by
+    the target), reads passed to a backend, answers relayed as they are."""
+    import deepl
+    from libretranslatepy import LibreTranslateAPI
+
+    deadline = time.monotonic() + 60
+    while not all(b["healthy"] for b in httpx.get(f"{router.url}/v1/backends").json()):
+        assert time.monotonic() < deadline, "backends not admitted in time"
+        time.sleep(0.2)
+    lt = LibreTranslateAPI(router.url + "/")
+    out = lt.translate("Thank you very much for your help.", "en", "fr")
+    assert out.strip() and out != "Thank you very much for your help."
+    assert lt.detect("Vielen Dank für Ihre Hilfe.")[0]["language"] == "de"
+    assert {"en", "fr"} <= {item["code"] for item in lt.languages()}
+    translator = deepl.Translator("any-key", server_url=router.url)
+    result = translator.translate_text("Thank you very much for your help.", target_lang="DE")
+    assert result.detected_source_lang == "EN" and result.text.strip()
+    assert result.billed_characters == len("Thank you very much for your help.")
+    assert "DE" in {lang.code for lang in translator.get_target_languages()}
+    assert translator.get_usage().character.count is not None

@@ -268,6 +268,16 @@ def run_bench(s: BenchSettings) -> None:
         (s.out / "guard.md").write_text(md)
         console.print(md)
         return
+    if s.surfaces:
+        from dragoman.bench import surfaces
+
+        out = asyncio.run(surfaces.run_surfaces_bench(s, console))
+        s.out.mkdir(parents=True, exist_ok=True)
+        (s.out / "surfaces.json").write_text(json.dumps(out, indent=1))
+        md = surfaces.markdown(out)
+        (s.out / "surfaces.md").write_text(md)
+        console.print(md)
+        return
     if s.proxy:
         from dragoman.bench import proxy
 
