@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import Translation
-from dragoman.errors import EngineDead, TextTooLong
+from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Translation
+from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, TextTooLong
 
 
 class FakeTranslator:
@@ -23,6 +23,11 @@ class FakeTranslator:
         self.started = 0
         self.cancelled = 0
         self.dead = False
+        # Chat: the reply (else the last user message), a word a token, `delay` before each;
+        # `chat_fail_after` words, then EngineFailed.
+        self.chat_reply: str | None = None
+        self.chat_fail_after: int | None = None
+        self.chat_params: ChatParams | None = None
 
     async def translate(self, text: str, source: str, target: str) -> Translation:
         if self.dead:
@@ -43,6 +48,40 @@ class FakeTranslator:
 
     def model_for(self, source: str, target: str) -> str:
         return self.model_name
+
+    def chat_models(self) -> dict[str, str]:
+        return {self.model_name: "/models/fake"}
+
+    async def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        if self.dead:
+            raise EngineDead("the engine has stopped")
+        prompt = sum(len(m["content"].split()) for m in messages)
+        if prompt > self.max_words:
+            raise ContextTooLong(f"the messages are {prompt} tokens; the fake's context is less")
+        self.chat_params = params
+        yield ChatChunk("", prompt)
+        last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        words = (self.chat_reply if self.chat_reply is not None else last).split()
+        kept = words[: params.max_tokens] if params.max_tokens else words
+        finish: ChatFinish = "length" if len(kept) < len(words) else "stop"
+        self.running += 1
+        self.started += 1
+        try:
+            if not kept:
+                yield ChatChunk("", prompt, 0, finish)
+            for i, word in enumerate(kept):
+                await asyncio.sleep(self.delay)
+                if i == self.chat_fail_after:
+                    raise EngineFailed("the fake engine failed mid-answer")
+                end = finish if i == len(kept) - 1 else None
+                yield ChatChunk(word if i == 0 else f" {word}", prompt, i + 1, end)
+        except (asyncio.CancelledError, GeneratorExit):
+            self.cancelled += 1
+            raise
+        finally:
+            self.running -= 1
 
     async def check_health(self) -> None:
         if self.dead:

@@ -43,6 +43,18 @@ class TooManyItems(DragomanError):
     code = "too_many_items"
 
 
+class ContextTooLong(DragomanError):
+    """A chat's messages leave the model no room to answer (OpenAI's code for it)."""
+
+    status_code = 400
+    code = "context_length_exceeded"
+
+
+class ModelNotFound(DragomanError):
+    status_code = 404
+    code = "model_not_found"
+
+
 class EngineNotReady(DragomanError):
     status_code = 503
     code = "engine_not_ready"

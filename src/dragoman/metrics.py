@@ -70,10 +70,22 @@ class Metrics:
             ["direction"],
             registry=r,
         )
+        self.chat_completions = Counter(
+            f"{prefix}_chat_completions_total",
+            "Chat completions (OpenAI surface) finished, by how they ended.",
+            ["finish_reason"],
+            registry=r,
+        )
+        self.chat_tokens = Counter(
+            f"{prefix}_chat_tokens_total",
+            "Tokens through the engine for chat completions.",
+            ["direction"],
+            registry=r,
+        )
         self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
         self.rejected = rejected_counter(r, prefix)
         self.admitted = Counter(
-            f"{prefix}_admitted_total", "Translation requests admitted.", registry=r
+            f"{prefix}_admitted_total", "Requests admitted (translation and chat).", registry=r
         )
         self.coalesced = Counter(
             f"{prefix}_coalesced_total",

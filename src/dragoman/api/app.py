@@ -16,10 +16,12 @@ from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import register_error_handlers, render
 from dragoman.api.libretranslate import router as libretranslate
 from dragoman.api.lifecycle import EngineHost, TranslatorFactory
+from dragoman.api.openai import router as openai
 from dragoman.api.translate import router as translate
 from dragoman.engine.protocol import Translator
 from dragoman.metrics import Metrics, MetricsMiddleware
 from dragoman.service.admission import Admission
+from dragoman.service.generation import GenerationService
 from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService, shared_detector
@@ -75,6 +77,7 @@ def build_app(
     app.state.engine_host = host
     app.state.admission = admission
     app.state.keys = keys
+    app.state.generation = GenerationService(host.translator, metrics, admission, limits)
     app.state.service = TranslationService(host.translator, settings, metrics, admission, limits)
     # The last added runs first: metrics see every answer, the edge's refusals included; the
     # edge's ids and input limits hold before routing and parsing.
@@ -90,6 +93,7 @@ def build_app(
         )
     register_error_handlers(app)
     app.include_router(translate.router)
+    app.include_router(openai.router)
     app.include_router(libretranslate.router)
     app.include_router(deepl.router)
     app.include_router(system.router)

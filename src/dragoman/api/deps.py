@@ -15,6 +15,7 @@ from dragoman.errors import InvalidApiKey, MissingApiKey
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission
 from dragoman.service.deadline import Deadline, parse_timeout
+from dragoman.service.generation import GenerationService
 from dragoman.service.keys import Caller, KeyStore
 from dragoman.service.translation import TranslationService
 from dragoman.settings import ServeSettings
@@ -42,6 +43,11 @@ def get_admission(request: Request) -> Admission:
 
 def get_service(request: Request) -> TranslationService:
     service: TranslationService = request.app.state.service
+    return service
+
+
+def get_generation(request: Request) -> GenerationService:
+    service: GenerationService = request.app.state.generation
     return service
 
 
@@ -96,6 +102,7 @@ MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 HostDep = Annotated[EngineHost, Depends(get_host)]
 AdmissionDep = Annotated[Admission, Depends(get_admission)]
 ServiceDep = Annotated[TranslationService, Depends(get_service)]
+GenerationDep = Annotated[GenerationService, Depends(get_generation)]
 TranslatorDep = Annotated[Translator, Depends(get_translator)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 KeysDep = Annotated[KeyStore, Depends(get_keys)]

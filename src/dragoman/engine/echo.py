@@ -1,14 +1,15 @@
 """`--architecture echo`: answers with the text itself after a fixed delay, with no model. For
-measuring HTTP and proxy overhead, and as a cheap backend in routing tests. Never a translator."""
+measuring HTTP and proxy overhead, and as a cheap backend in routing tests. Never a translator.
+Chat echoes the last user message, a word a token, after the same delay."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import Translation
+from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Translation
 
 
 class EchoTranslator:
@@ -30,6 +31,25 @@ class EchoTranslator:
 
     def model_for(self, source: str, target: str) -> str:
         return self.model_name
+
+    def chat_models(self) -> dict[str, str]:
+        return {self.model_name: self.model_name}
+
+    async def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        prompt = sum(len(m["content"].split()) for m in messages)
+        yield ChatChunk("", prompt)
+        last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        words = last.split()
+        kept = words[: params.max_tokens] if params.max_tokens else words
+        self._running += 1
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self._running -= 1
+        finish: ChatFinish = "length" if len(kept) < len(words) else "stop"
+        yield ChatChunk(" ".join(kept), prompt, len(kept), finish)
 
     async def check_health(self) -> None:
         return None

@@ -3,11 +3,11 @@ from language pairs to models. Prompt format is part of each model's entry."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from dragoman.engine.protocol import Translation, Translator
-from dragoman.errors import UnsupportedLanguage
+from dragoman.engine.protocol import ChatChunk, ChatEngine, ChatParams, Translation, Translator
+from dragoman.errors import ModelNotFound, UnsupportedLanguage
 
 Pair = tuple[str, str]
 
@@ -32,6 +32,22 @@ class MultiTranslator:
 
     def model_for(self, source: str, target: str) -> str:
         return self.routes.get((source, target), self.model_name)
+
+    def chat_models(self) -> dict[str, str]:
+        return {
+            name: root
+            for t in self.translators.values()
+            if isinstance(t, ChatEngine)
+            for name, root in t.chat_models().items()
+        }
+
+    def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        translator = self.translators.get(model)
+        if not isinstance(translator, ChatEngine):
+            raise ModelNotFound(f"no model named {model!r} on this server")
+        return translator.chat(model, messages, params)
 
     async def check_health(self) -> None:
         for translator in self.translators.values():

@@ -3,8 +3,9 @@ unit tests use a small fake with the same shape."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from dragoman.engine.plan import EnginePlan
@@ -40,4 +41,59 @@ class Translator(Protocol):
 
     def model_for(self, source: str, target: str) -> str:
         """The model that translates this pair (several models share a server)."""
+        ...
+
+
+# -- chat: the OpenAI surface's generation, straight to the engine ---------------------------
+
+ChatFinish = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class ChatParams:
+    """Sampling for one chat request. None: the model's default (its generation config, else
+    vLLM's neutral one); `max_tokens` None: as many as the context has room for."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    ignore_eos: bool = False
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatChunk:
+    """A step of a chat answer; `text` is what is new since the previous chunk."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int = 0
+    finish_reason: ChatFinish | None = None
+    """Set on the last chunk only, which also carries the final token counts."""
+
+
+@runtime_checkable
+class ChatEngine(Protocol):
+    """Generation with a model's own chat template, not a translation (OpenAI chat
+    completions). Translators that can also chat implement it; others serve no chat model."""
+
+    def chat_models(self) -> dict[str, str]:
+        """The served model names chat accepts, each with its root: the weights' directory or
+        hub id, which vLLM's /v1/models reports and benchmark clients load a tokenizer from."""
+        ...
+
+    def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        """Chunks of the answer of `model` (one of `chat_models()`) to `messages` (`role`,
+        `content`). The first chunk comes once the prompt is accepted, before any engine work
+        (empty text, `prompt_tokens` set): ContextTooLong or InvalidRequest come before it.
+        Then text deltas, the last with its finish reason; EngineFailed or EngineDead on the
+        way. Closing the generator early aborts the engine request."""
         ...

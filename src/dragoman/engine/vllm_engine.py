@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +18,14 @@ from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import EnginePlan, plan_engine
 from dragoman.engine.prompts import PromptBuilder, PromptFormat
-from dragoman.engine.protocol import FinishReason, Translation
-from dragoman.errors import EngineDead, EngineFailed
+from dragoman.engine.protocol import (
+    ChatChunk,
+    ChatFinish,
+    ChatParams,
+    FinishReason,
+    Translation,
+)
+from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, InvalidRequest
 from dragoman.host import detect
 from dragoman.models.prepare import resolve_model
 
@@ -106,6 +112,8 @@ class VllmTranslator:
             # most this many tokens past the point it is seen.
             stream_interval=STREAM_INTERVAL if settings.repeat_window else None,
         )
+        # Chat's defaults are the model's generation config, as vLLM's own server takes them.
+        self._chat_defaults: dict[str, Any] = engine.model_config.get_diff_sampling_param()
 
     def with_settings(self, settings: EngineSettings) -> VllmTranslator:
         """Another translator over the same engine (per-request settings only: the guard,
@@ -198,6 +206,90 @@ class VllmTranslator:
             queue_seconds=queue_s,
             inference_seconds=infer_s,
         )
+
+    # -- chat (the OpenAI surface): the model's chat template, no translation prompt or guard --
+
+    def chat_models(self) -> dict[str, str]:
+        return {self.model_name: str(self._engine.model_config.model)}
+
+    def _chat_sampling(self, params: ChatParams, room: int) -> Any:
+        from vllm import SamplingParams
+        from vllm.exceptions import VLLMValidationError
+        from vllm.sampling_params import RequestOutputKind
+
+        d = self._chat_defaults
+        asked = params.max_tokens or d.get("max_tokens")
+        values: dict[str, tuple[Any, Any]] = {
+            "temperature": (params.temperature, 1.0),
+            "top_p": (params.top_p, 1.0),
+            "top_k": (params.top_k, 0),
+            "min_p": (params.min_p, 0.0),
+            "repetition_penalty": (params.repetition_penalty, 1.0),
+            "presence_penalty": (params.presence_penalty, 0.0),
+            "frequency_penalty": (params.frequency_penalty, 0.0),
+        }
+        try:
+            sampling: dict[str, Any] = {
+                k: v if v is not None else d.get(k, neutral) for k, (v, neutral) in values.items()
+            }
+            return SamplingParams(
+                **sampling,
+                max_tokens=min(asked, room) if asked else room,  # capped to the context's room
+                ignore_eos=params.ignore_eos,
+                stop=list(params.stop) or None,
+                seed=params.seed,
+                output_kind=RequestOutputKind.DELTA,
+                skip_special_tokens=True,
+            )
+        except (VLLMValidationError, ValueError, TypeError) as exc:
+            raise InvalidRequest(str(exc)) from exc
+
+    async def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        from vllm.exceptions import VLLMClientError
+        from vllm.inputs import TokensPrompt
+        from vllm.v1.engine.exceptions import EngineDeadError
+
+        try:
+            prompt = self._tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+        except Exception as exc:  # the template's own checks (role order, ...)
+            raise InvalidRequest(f"the model's chat template refused the messages: {exc}") from exc
+        ids = list(self._tokenizer.encode(prompt, add_special_tokens=False))
+        room = self._settings.max_model_len - len(ids)
+        if room < 1:
+            raise ContextTooLong(
+                f"the messages are {len(ids)} tokens, which leaves no room for an answer in "
+                f"this model's context of {self._settings.max_model_len} tokens"
+            )
+        sampling = self._chat_sampling(params, room)
+        yield ChatChunk("", len(ids))
+
+        made = 0
+        stream = self._engine.generate(
+            TokensPrompt(prompt_token_ids=ids), sampling, uuid.uuid4().hex
+        )
+        try:
+            async for out in stream:
+                step = out.outputs[0]
+                made += len(step.token_ids)
+                finish: ChatFinish | None = None
+                if out.finished:
+                    finish = "length" if step.finish_reason == "length" else "stop"
+                if step.text or finish:
+                    yield ChatChunk(step.text, len(ids), made, finish)
+        except EngineDeadError as exc:
+            raise EngineDead("the engine has stopped; restart the server") from exc
+        except VLLMClientError as exc:  # refused by vLLM's own request checks
+            raise InvalidRequest(str(exc)) from exc
+        except Exception as exc:
+            if self._engine.errored:
+                raise EngineDead("the engine has stopped; restart the server") from exc
+            raise EngineFailed(f"generation failed in the engine: {exc}") from exc
+        finally:
+            await stream.aclose()  # aborts the engine request if it is still running
 
 
 def _timings(metrics: Any, wall: float) -> tuple[float, float]:

@@ -1,0 +1,68 @@
+"""Thin handlers of the OpenAI-compatible surface: parse, call the generation service, answer."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from dragoman.api._disconnect import EventStream, cancel_on_disconnect
+from dragoman.api.deps import CallerDep, DeadlineDep, GenerationDep
+from dragoman.api.errors import render
+from dragoman.api.openai import serving
+from dragoman.api.openai.protocol import (
+    ChatCompletion,
+    ChatCompletionRequest,
+    Model,
+    ModelList,
+)
+from dragoman.errors import DragomanError, EngineDead, ModelNotFound
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+
+_ERRORS = {
+    400: {"description": "Malformed request, unsupported option, or messages too long"},
+    401: {"description": "Missing or invalid API key (when keys are on)"},
+    404: {"description": "No such model on this server (model_not_found)"},
+    429: {"description": "Server at its admission limit, or the key's rate limit (Retry-After)"},
+    503: {"description": "Engine not ready or stopped, draining, or deadline unmeetable"},
+    504: {"description": "The request's deadline passed; its generation was aborted"},
+}
+
+
+@router.get("/models", response_model=ModelList)
+async def models(caller: CallerDep, service: GenerationDep) -> ModelList:
+    """The served models, by the names `model` takes."""
+    return serving.models(service)
+
+
+@router.get("/models/{model:path}", response_model=Model, responses=_ERRORS)  # type: ignore[arg-type]
+async def model(model: str, caller: CallerDep, service: GenerationDep) -> Model:
+    for m in serving.models(service).data:
+        if m.id == model:
+            return m
+    raise ModelNotFound(f"the model {model!r} does not exist on this server")
+
+
+@router.post("/chat/completions", response_model=ChatCompletion, responses=_ERRORS)  # type: ignore[arg-type]
+async def chat_completions(
+    body: ChatCompletionRequest,
+    request: Request,
+    caller: CallerDep,
+    deadline: DeadlineDep,
+    service: GenerationDep,
+) -> ChatCompletion | Response:
+    """Chat with a served model through its own chat template: straight to the engine, not a
+    translation. With `stream`, server-sent events (and a usage chunk with
+    `stream_options.include_usage`), ending with `data: [DONE]`."""
+    if not body.stream:
+        return await cancel_on_disconnect(
+            request, serving.complete(body, service, caller, deadline)
+        )
+    gen = await cancel_on_disconnect(request, serving.start(body, service, caller, deadline))
+
+    def error_body(exc: DragomanError) -> bytes:
+        if isinstance(exc, EngineDead):
+            request.app.state.engine_host.fail(exc.message)
+        return bytes(render(request.scope, exc).body)
+
+    return EventStream(serving.events(body, gen, error_body), on_close=gen.aclose)
