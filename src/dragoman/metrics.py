@@ -93,6 +93,23 @@ class Metrics:
             "pair and text) instead of starting their own.",
             registry=r,
         )
+        self.cache_hits = Counter(
+            f"{prefix}_cache_hits_total",
+            "Sentences answered from the translation cache (no engine request).",
+            registry=r,
+        )
+        self.cache_misses = Counter(
+            f"{prefix}_cache_misses_total", "Sentences not in the translation cache.", registry=r
+        )
+        self.cache_bytes = Gauge(
+            f"{prefix}_cache_bytes", "Bytes held by the translation cache.", registry=r
+        )
+        self.repairs = Counter(
+            f"{prefix}_repairs_total",
+            "Model replies repaired: a placeholder or tag lost, repeated or invented.",
+            ["kind"],
+            registry=r,
+        )
         self.detections = Counter(
             f"{prefix}_detections_total",
             "Texts whose source language was detected (source auto), by outcome.",

@@ -197,8 +197,20 @@ class ServeSettings(EngineSettings):
     max_items: int = Field(default=64, ge=1)
     """Most texts in one list request."""
 
-    max_text_chars: int = Field(default=20_000, ge=1)
-    """Longest text accepted before tokenising (longer: 413)."""
+    max_text_chars: int = Field(default=100_000, ge=1)
+    """Longest text accepted (longer: 413). Texts are cut into sentences, each its own engine
+    request, so a text may be far longer than the model's context."""
+
+    max_unit_chars: int = Field(default=300, ge=20)
+    """Longest piece of a text sent as one engine request: longer sentences are cut at a
+    clause mark or a space (never refused for their length)."""
+
+    min_split_chars: int = Field(default=200, ge=0)
+    """Texts up to this long with no newline are translated whole; longer ones sentence by
+    sentence, concurrently."""
+
+    cache_mib: int = Field(default=64, ge=0)
+    """Memory for the translation cache of finished sentences (0: off)."""
 
     architecture: Literal["continuous", "multiprocess", "static-batch", "echo"] = "continuous"
     """Request path. `continuous` is dragoman. `multiprocess` and `static-batch` are the seed's
@@ -423,21 +435,6 @@ class BenchSettings(EngineSettings):
 
     proxy_backends: list[Literal["echo", "continuous"]] = ["echo", "continuous"]
     """Backends for --proxy: echo (no model: the proxy's own cost) and the real engine."""
-
-    overload: bool = False
-    """Measure the overload targets instead: one real server, closed-loop clients up to its
-    admission bound, then 4x the bound honouring Retry-After; --seconds-per-level a phase."""
-
-    checks_cost: bool = False
-    """Measure what keys, per-key limits and admission cost a request instead: two echo
-    servers, checks on and off; --requests-per-level a round, rounds alternated."""
-
-    soak: bool = False
-    """Run a soak instead: an echo server under mixed traffic (successes, refusals, deadlines,
-    clients leaving) for --soak-seconds, its memory and open descriptors sampled."""
-
-    soak_seconds: float = Field(default=300.0, gt=0)
-    """How long --soak sends traffic, after its warm-up."""
 
 
 class TuneSettings(EngineSettings):

@@ -13,11 +13,10 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect._clean import has_letters, strip_non_language
-from dragoman.engine.protocol import Translation, Translator
+from dragoman.engine.protocol import FinishReason, Translation, Translator
 from dragoman.errors import (
     DeadlineExceeded,
     DragomanError,
@@ -28,8 +27,10 @@ from dragoman.errors import (
 from dragoman.languages import NAMES, check_pair
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission, Ticket
+from dragoman.service.cache import TranslationCache
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
+from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.settings import ServeSettings
@@ -53,6 +54,14 @@ def shared_detector(codes: tuple[str, ...]) -> LanguageDetector:
     """One detector per set of languages in the process (loading one takes seconds and
     hundreds of MB): the server loads it once its engine is up."""
     return LanguageDetector(codes)
+
+
+def _cache_salt(settings: ServeSettings) -> str:
+    """The settings that change what a model answers for the same prompt."""
+    return (
+        f"{settings.repetition_penalty}|{settings.repeat_window}|{settings.max_output_tokens}|"
+        f"{settings.output_ratio}|{settings.max_model_len}"
+    )
 
 
 def unchanged(text: str) -> Translation:
@@ -80,6 +89,8 @@ class TranslationService:
         self.admission = admission
         self.limits = limits
         self._coalescer: Coalescer[Translation] = Coalescer(metrics.coalesced.inc)
+        self.sizes = Sizes(settings.max_unit_chars, settings.min_split_chars)
+        self.cache = TranslationCache(settings.cache_mib * 2**20, _cache_salt(settings), metrics)
 
     def _check(
         self, texts: list[str], source: str | None, target: str | None, translator: Translator
@@ -138,6 +149,7 @@ class TranslationService:
         target: str,
         caller: Caller,
         deadline: Deadline,
+        options: TextOptions = PLAIN,
     ) -> Translated:
         """Translate `texts` from `source` (None: detect each text's) into `target`."""
         self.admission.check_open()  # a draining server says so before anything else
@@ -151,29 +163,45 @@ class TranslationService:
             sources = [d.language for d in detections]
         else:
             sources = [source if needs_translation(t) else None for t in texts]
-        # The engine's work: texts with a language that is not already the target.
-        work = [i for i, s in enumerate(sources) if s is not None and s != target]
+        # The engine's work: texts with a language that is not already the target, each cut
+        # into units (sentences, blocks of markup); units with no letters need no engine.
+        plans = {
+            i: plan(texts[i], src, options, self.sizes)
+            for i, src in enumerate(sources)
+            if src is not None and src != target
+        }
+        units = [(i, u) for i, p in plans.items() for u in p.units]
+        jobs = [(u, sources[i] or "", target) for i, u in units if needs_translation(u)]
         remaining = deadline.remaining()
         if remaining <= 0:
             self.metrics.expired.inc()
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed before it was admitted"
             )
-        ticket = self.admission.admit(len(work), remaining) if work else None
+        # A long document holds at most max_items places; its units take turns in them.
+        held = min(len(jobs), self.settings.max_items)
+        ticket = self.admission.admit(held, remaining) if jobs else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree
         self.metrics.admitted.inc()
         if caller.name is not None:
             self.metrics.key_requests.labels(caller.name).inc()
             self.metrics.key_characters.labels(caller.name).inc(chars)
-        results = [unchanged(t) for t in texts]
+        done: list[Translation] = []
         if ticket is not None:
             try:
-                jobs = [(texts[i], sources[i] or "", target) for i in work]
-                done = await self._fan_out(translator, jobs, ticket, deadline)
+                done = await self._fan_out(translator, jobs, ticket, held, deadline)
             finally:
                 ticket.release()
-            for i, r in zip(work, done, strict=True):
-                results[i] = r
+        results = [unchanged(t) for t in texts]
+        answers = iter(done)
+        for i, p in plans.items():
+            parts = [next(answers) if needs_translation(u) else unchanged(u) for u in p.units]
+            text, repairs = p.assemble([r.text for r in parts])
+            for repair in repairs:
+                self.metrics.repairs.labels(repair.split(" ", 1)[0]).inc()
+            if repairs:
+                log.info("text %d: %d repairs: %s", i, len(repairs), "; ".join(repairs[:3]))
+            results[i] = combine(text, parts)
         for r in results:
             self.metrics.translations.labels(r.finish_reason).inc()
             self.metrics.tokens.labels("input").inc(r.input_tokens)
@@ -181,27 +209,47 @@ class TranslationService:
         model = translator.model_for(next((s for s in sources if s), target), target)
         return Translated(results, model, sources, detections)
 
-    def _one(self, translator: Translator, text: str, source: str, target: str) -> Any:
-        """One engine request, shared with any identical one in flight."""
-        key = (translator.model_for(source, target), source, target, text)
-        return self._coalescer.run(key, lambda: translator.translate(text, source, target))
+    async def _unit(
+        self, translator: Translator, text: str, source: str, target: str
+    ) -> Translation:
+        """One unit: from the cache, else one engine request shared with any identical one
+        in flight."""
+        model = translator.model_for(source, target)
+        key = self.cache.key(model, source, target, text)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        result: Translation = await self._coalescer.run(
+            (model, source, target, text), lambda: translator.translate(text, source, target)
+        )
+        self.cache.put(key, result)
+        return result
 
     async def _fan_out(
         self,
         translator: Translator,
         jobs: list[tuple[str, str, str]],
         ticket: Ticket,
+        held: int,
         deadline: Deadline,
     ) -> list[Translation]:
+        """Every job concurrently, at most `held` (the admitted places) at a time."""
+        places = asyncio.Semaphore(held)
+        waiting = len(jobs)
+
         async def one(text: str, source: str, target: str) -> Translation:
-            result: Translation = await self._one(translator, text, source, target)
-            ticket.done_one()
+            nonlocal waiting
+            async with places:
+                waiting -= 1
+                result = await self._unit(translator, text, source, target)
+            if waiting == 0:
+                ticket.done_one()  # nothing left to take the place: it frees
             return result
 
         tasks: list[asyncio.Task[Translation]] = []
         try:
             async with asyncio.timeout(deadline.remaining()):
-                # A TaskGroup cancels (so aborts in the engine) the other texts as soon as one
+                # A TaskGroup cancels (so aborts in the engine) the other units as soon as one
                 # fails, when the deadline passes, or when the client leaves.
                 try:
                     async with asyncio.TaskGroup() as group:
@@ -211,7 +259,7 @@ class TranslationService:
         except TimeoutError:
             self.metrics.expired.inc()
             aborted = sum(t.cancelled() for t in tasks)
-            log.warning("deadline of %g s passed: %d texts aborted", deadline.seconds, aborted)
+            log.warning("deadline of %g s passed: %d units aborted", deadline.seconds, aborted)
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed; its unfinished texts "
                 f"were aborted ({aborted} of {len(jobs)})"
@@ -219,3 +267,22 @@ class TranslationService:
         finally:
             self.metrics.aborted.inc(sum(t.cancelled() for t in tasks))
         return [task.result() for task in tasks]
+
+
+def combine(text: str, parts: list[Translation]) -> Translation:
+    """One text's translation from its units': the worst ending, tokens summed, the longest
+    queue and compute time (the units ran concurrently)."""
+    reasons = {p.finish_reason for p in parts}
+    finish: FinishReason = "unchanged"
+    for reason in ("length", "repetition", "stop"):
+        if reason in reasons:
+            finish = reason
+            break
+    return Translation(
+        text,
+        finish,
+        sum(p.input_tokens for p in parts),
+        sum(p.output_tokens for p in parts),
+        max((p.queue_seconds for p in parts), default=0.0),
+        max((p.inference_seconds for p in parts), default=0.0),
+    )

@@ -5,10 +5,12 @@ client insists on (EN-GB, EN-US, PT-BR, PT-PT, ZH-HANS): each is served by the o
 language (en, pt, zh). Traditional Chinese (ZH-HANT) is not served.
 
 Options the model cannot honour, decided one by one:
+- honoured: `split_sentences` ("1" sentences and newlines, the default; "nonewlines"; "0" the
+  text whole, cut only when too long for the model);
 - accepted and ignored (they change nothing the model does, or DeepL itself ignores them where
-  unsupported): `context`, `split_sentences`, `preserve_formatting`, `show_billed_characters`,
-  `model_type`, `outline_detection`, `tag_handling_version`, `formality` = default |
-  prefer_more | prefer_less, and unknown keys (`extra_body_parameters`);
+  unsupported): `context`, `preserve_formatting`, `show_billed_characters`, `model_type`,
+  `outline_detection`, `tag_handling_version`, `formality` = default | prefer_more |
+  prefer_less, and unknown keys (`extra_body_parameters`);
 - refused with 400: `formality` = more | less (as DeepL does for a target without formality;
   /v2/languages says supports_formality false), `tag_handling` (HTML/XML: not yet), glossaries
   (`glossary_id`, `glossary_ids`), `custom_instructions`, `style_id`, `translation_memory_id`.
@@ -16,13 +18,14 @@ Options the model cannot honour, decided one by one:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dragoman.api.errors import describe_errors
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
+from dragoman.service.documents import TextOptions
 
 _VARIANTS = {"en": ("EN-GB", "EN-US"), "pt": ("PT-BR", "PT-PT"), "zh": ("ZH", "ZH-HANS")}
 _VARIANT_NAMES = {
@@ -72,6 +75,14 @@ class DeepLTranslateRequest(BaseModel):
     source_lang: str | None = Field(default=None, description="Omit to detect each text's.")
     formality: str | None = None
     context: str | None = Field(default=None, description="Accepted; not used.")
+    split_sentences: Literal["0", "1", "nonewlines"] = Field(
+        default="1", description="1: sentences and newlines; nonewlines; 0: whole."
+    )
+
+    @field_validator("split_sentences", mode="before")
+    @classmethod
+    def _split_text(cls, value: object) -> object:
+        return str(value).lower() if isinstance(value, int | bool) else value
 
     @field_validator("text", mode="before")
     @classmethod
@@ -117,3 +128,7 @@ def parse_translate(params: dict[str, Any]) -> DeepLTranslateRequest:
             "prefer_more or prefer_less (accepted, no effect)"
         )
     return req
+
+
+def options_of(req: DeepLTranslateRequest) -> TextOptions:
+    return TextOptions(split=req.split_sentences)

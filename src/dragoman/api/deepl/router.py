@@ -55,11 +55,12 @@ async def translate(
     return await cancel_on_disconnect(request, serving.translate(params, service, caller, deadline))
 
 
-@router.api_route(
+@router.get("/languages", response_model=list[DeepLLanguage], response_model_exclude_none=True)
+@router.post(
     "/languages",
-    methods=["GET", "POST"],
     response_model=list[DeepLLanguage],
     response_model_exclude_none=True,
+    include_in_schema=False,
 )
 async def languages(
     request: Request, caller: CallerDep, translator: TranslatorDep
@@ -69,7 +70,8 @@ async def languages(
     return serving.languages(translator, str(params.get("type", "source")))
 
 
-@router.api_route("/usage", methods=["GET", "POST"], response_model=DeepLUsage)
+@router.get("/usage", response_model=DeepLUsage)
+@router.post("/usage", response_model=DeepLUsage, include_in_schema=False)
 async def usage(caller: CallerDep, service: ServiceDep) -> DeepLUsage:
     """The key's characters today (UTC) and its day quota (--key-chars-per-day)."""
     return serving.usage(service.limits, caller)

@@ -12,6 +12,7 @@ from dragoman.api.deepl.protocol import (
     DeepLTranslation,
     DeepLUsage,
     from_deepl,
+    options_of,
     parse_translate,
     target_codes,
     to_deepl,
@@ -33,7 +34,7 @@ async def translate(
     req = parse_translate(params)
     target = from_deepl(req.target_lang, "target_lang")
     source = None if req.source_lang is None else from_deepl(req.source_lang, "source_lang")
-    out = await service.translate(req.text, source, target, caller, deadline)
+    out = await service.translate(req.text, source, target, caller, deadline, options_of(req))
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -15,6 +17,12 @@ class TranslateRequest(BaseModel):
     )
     source_lang: str = Field(description="ISO 639-1 code of the text's language.", examples=["en"])
     target_lang: str = Field(description="ISO 639-1 code to translate into.", examples=["fr"])
+    split_sentences: Literal["0", "1", "nonewlines"] = Field(
+        default="1",
+        description="Texts longer than --min-split-chars, or with newlines, are translated "
+        "sentence by sentence, concurrently, the layout kept: 1 at sentence ends and newlines, "
+        "nonewlines at sentence ends only, 0 whole (cut only when too long for the model).",
+    )
     timeout: float | None = Field(
         default=None,
         gt=0,
@@ -51,7 +59,9 @@ class TranslationItem(BaseModel):
     text: str
     finish_reason: FinishReason = Field(
         description="stop: the model finished; length: hit the output budget; repetition: "
-        "stopped by the guard against degenerate repetition (the repeated tail is cut)."
+        "stopped by the guard against degenerate repetition (the repeated tail is cut); "
+        "unchanged: no letters to translate (numbers, emoji, URLs), returned as it is. For a "
+        "text translated sentence by sentence, the worst of its sentences'."
     )
     input_tokens: int
     output_tokens: int

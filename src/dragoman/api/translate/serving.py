@@ -13,6 +13,7 @@ from dragoman.api.translate.protocol import (
     Usage,
 )
 from dragoman.service.deadline import Deadline
+from dragoman.service.documents import TextOptions
 from dragoman.service.keys import Caller
 from dragoman.service.translation import TranslationService
 
@@ -22,7 +23,12 @@ async def translate(
 ) -> TranslateResponse:
     started = time.monotonic()
     out = await service.translate(
-        req.texts, req.source_lang, req.target_lang, caller, deadline.tighten(req.timeout)
+        req.texts,
+        req.source_lang,
+        req.target_lang,
+        caller,
+        deadline.tighten(req.timeout),
+        TextOptions(split=req.split_sentences),
     )
     results = out.results
     return TranslateResponse(

@@ -1,0 +1,59 @@
+"""The translation cache: finished translations of single units (a sentence, masked), keyed by
+everything that decides the output (model, prompt and decoding settings, pair, text), bounded
+by memory (an LRU over the bytes held). A repeated sentence, in one document or across
+requests, costs no engine request. Outputs cut short (length) or by the loop guard are not
+kept: a retry may do better."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import replace
+
+from cachetools import LRUCache
+
+from dragoman.engine.protocol import Translation
+from dragoman.metrics import Metrics
+
+# Bump when prompts change what a model answers: cached translations of the old prompt go.
+PROMPT_VERSION = "1"
+_ENTRY_OVERHEAD = 200  # bytes of bookkeeping per entry, roughly
+
+
+def _size(value: Translation) -> int:
+    return sys.getsizeof(value.text) + _ENTRY_OVERHEAD
+
+
+class TranslationCache:
+    def __init__(self, max_bytes: int, salt: str, metrics: Metrics) -> None:
+        self.enabled = max_bytes > 0
+        self._lru: LRUCache[bytes, Translation] = LRUCache(max(1, max_bytes), getsizeof=_size)
+        self._salt = f"{PROMPT_VERSION}|{salt}"
+        self._metrics = metrics
+
+    def key(self, model: str, source: str, target: str, text: str) -> bytes:
+        raw = "\x1f".join((self._salt, model, source, target, text)).encode()
+        return hashlib.blake2b(raw, digest_size=16).digest()
+
+    def get(self, key: bytes) -> Translation | None:
+        if not self.enabled:
+            return None
+        hit = self._lru.get(key)
+        (self._metrics.cache_hits if hit else self._metrics.cache_misses).inc()
+        # A hit did no engine work: no tokens, no time.
+        return (
+            None
+            if hit is None
+            else replace(
+                hit, input_tokens=0, output_tokens=0, queue_seconds=0.0, inference_seconds=0.0
+            )
+        )
+
+    def put(self, key: bytes, value: Translation) -> None:
+        if not self.enabled or value.finish_reason != "stop":
+            return
+        try:
+            self._lru[key] = value
+        except ValueError:  # larger than the whole cache
+            return
+        self._metrics.cache_bytes.set(self._lru.currsize)

@@ -1,0 +1,98 @@
+"""A text as the engine gets it: markup (HTML/XML) taken apart into blocks, each block cut into
+sentences (with the layout kept aside), each sentence's placeholders masked. The engine
+translates the units concurrently; `assemble` puts the answer back together and says what had
+to be repaired (a lost placeholder, a dropped tag)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from dragoman.text.placeholders import Masked, mask
+from dragoman.text.segment import Piece, SplitMode, join, split
+
+if TYPE_CHECKING:
+    from dragoman.text.markup import Markup
+
+MarkupKind = Literal["html", "xml"]
+_MARKER = "<g1>"
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    split: SplitMode = "1"
+    """As DeepL's split_sentences: "1" sentences and newlines, "nonewlines", "0" none."""
+    markup: MarkupKind | None = None
+    ignore_tags: tuple[str, ...] = ()
+    """Elements whose content is kept verbatim (DeepL's ignore_tags)."""
+
+
+PLAIN = TextOptions()
+
+
+@dataclass(frozen=True)
+class Sizes:
+    max_unit_chars: int
+    """Longest piece sent as one engine request; longer sentences are cut."""
+    min_split_chars: int
+    """Texts up to this long with no newline stay whole."""
+
+
+@dataclass
+class Block:
+    pieces: list[Piece]
+    masks: list[Masked] = field(default_factory=list)
+
+    def assemble(self, outs: list[str]) -> tuple[str, list[str]]:
+        repairs: list[str] = []
+        texts = []
+        for m, out in zip(self.masks, outs, strict=True):
+            text, fixed = m.unmask(out)
+            texts.append(text)
+            repairs += fixed
+        return join(self.pieces, texts), repairs
+
+
+@dataclass
+class Plan:
+    blocks: list[Block]
+    markup: Markup | None = None
+
+    @property
+    def units(self) -> list[str]:
+        return [m.text for b in self.blocks for m in b.masks]
+
+    def assemble(self, outs: list[str]) -> tuple[str, list[str]]:
+        repairs: list[str] = []
+        texts, at = [], 0
+        for b in self.blocks:
+            text, fixed = b.assemble(outs[at : at + len(b.masks)])
+            at += len(b.masks)
+            texts.append(text)
+            repairs += fixed
+        if self.markup is None:
+            return texts[0], repairs
+        rebuilt, fixed = self.markup.rebuild(texts)
+        return rebuilt, repairs + fixed
+
+
+def _block(text: str, language: str, options: TextOptions, sizes: Sizes) -> Block:
+    if _MARKER[:2] in text and options.markup is not None:
+        # A block with inline tags stays whole: a sentence cut could part a tag pair.
+        core = text.strip()
+        start = text.index(core[0]) if core else len(text)
+        pieces = [Piece(text[:start], core, text[start + len(core) :])]
+    else:
+        pieces = split(text, language, options.split, sizes.max_unit_chars, sizes.min_split_chars)
+    return Block(pieces, [mask(p.core) for p in pieces if p.core])
+
+
+def plan(text: str, language: str, options: TextOptions, sizes: Sizes) -> Plan:
+    """The units of `text` in `language` (the source, given or detected)."""
+    if options.markup is None:
+        return Plan([_block(text, language, options, sizes)])
+    from dragoman.text.markup import parse_html, parse_xml
+
+    parse = parse_html if options.markup == "html" else parse_xml
+    markup = parse(text, options.ignore_tags)
+    return Plan([_block(u, language, options, sizes) for u in markup.units], markup)

@@ -1,0 +1,86 @@
+"""Placeholders in plain text (`{name}`, `%s`, `%(name)s`, `%1$s`, `{{var}}`, `${var}`,
+`:emoji:`, URLs, e-mails, `[X1X]`, inline code, i18next `<0>`...) are masked before the model
+sees the text and restored after, each exactly once: the model gets `{1}`, `{2}`, ..., which it
+leaves alone far more reliably than the originals (a 0.5B model "translates" `%(name)s` into
+`%(nom)s`). A reply that loses a token gets it back at the same relative position; a token it
+repeats or invents is dropped. Every repair is reported."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Longest and most specific first (a URL may hold '%s' or '@'; {{var}} holds {var}).
+_PLACEHOLDER = re.compile(
+    r"""
+    ```.*?```                                   # fenced code
+    | `[^`\n]+`                                 # inline code
+    | (?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>"']+[^\s<>"'.,;:!?)\]]   # URLs
+    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+              # e-mail addresses
+    | \{\{[^{}]*\}\} | \$\{[^{}]*\}             # {{var}} ${var}
+    | %\([\w.-]+\)[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGcr]   # %(name)s
+    | %\d+\$[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGc@]        # %1$s
+    | %[-+\#0]*\d*(?:\.\d+)?(?:ll|l|h)?[sdifuxXoeEgGc@]\b  # %s %d %-5.2f %@ (not "50% off")
+    | \{[\w.:-]*\}                              # {name} {0} (not ICU plural: it holds text)
+    | :[a-z0-9_+-]+:                            # :emoji_name:
+    | \[[A-Z]\d+[A-Z]\]                         # [X1X] (Weblate's masks)
+    | </?\d+/?>                                 # i18next <0></0> <1/>
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_TOKEN = re.compile(r"( ?)\{(\d+)\}")
+
+
+@dataclass(frozen=True)
+class Masked:
+    text: str
+    """The text with each placeholder replaced by {1}, {2}, ..."""
+    originals: tuple[str, ...]
+
+    def unmask(self, reply: str) -> tuple[str, list[str]]:
+        """The reply with the placeholders back, and what had to be repaired."""
+        if not self.originals:
+            return reply, []
+        repairs: list[str] = []
+        seen: set[int] = set()
+
+        def restore(m: re.Match[str]) -> str:
+            n = int(m.group(2))
+            if not 1 <= n <= len(self.originals):
+                repairs.append(f"invented placeholder {m.group(0).strip()} removed")
+                return ""  # with the space before it
+            if n in seen:
+                repairs.append(f"repeated placeholder {self.originals[n - 1]!r} removed")
+                return ""
+            seen.add(n)
+            return m.group(1) + "\x00" + str(n) + "\x00"
+
+        marked = _TOKEN.sub(restore, reply)
+        for n in range(1, len(self.originals) + 1):
+            if n in seen:
+                continue
+            # Back at the same relative position as in the source, at a word boundary.
+            where = self.text.find("{" + str(n) + "}") / max(1, len(self.text))
+            at = round(where * len(marked))
+            space = marked.rfind(" ", 0, at)
+            at = 0 if at == 0 else (space + 1 if space >= 0 else len(marked))
+            token = "\x00" + str(n) + "\x00"
+            if at < len(marked) and not marked[at].isspace():
+                token += " "  # before a word
+            elif at == len(marked) and marked and not marked[-1].isspace():
+                token = " " + token  # at the end
+            marked = marked[:at] + token + marked[at:]
+            repairs.append(f"lost placeholder {self.originals[n - 1]!r} put back")
+        out = re.sub(r"\x00(\d+)\x00", lambda m: self.originals[int(m.group(1)) - 1], marked)
+        return out, repairs
+
+
+def mask(text: str) -> Masked:
+    """`text` with its placeholders (and any literal {n}) replaced by numbered tokens."""
+    originals: list[str] = []
+
+    def swap(m: re.Match[str]) -> str:
+        originals.append(m.group(0))
+        return "{" + str(len(originals)) + "}"
+
+    return Masked(_PLACEHOLDER.sub(swap, text), tuple(originals))

@@ -1,0 +1,109 @@
+"""Sentence segmentation with sentencex (lossless: its pieces concatenate to the input exactly),
+for translating the sentences of a text as concurrent engine requests and putting the answer
+back together with the original whitespace, newlines and paragraph breaks.
+
+Modes, as DeepL's `split_sentences`: "1" splits at sentence ends and newlines, "nonewlines" at
+sentence ends only (a newline inside a sentence stays inside it), "0" not at all. In every mode
+a piece longer than `max_chars` is cut further (at a clause mark, else a space, else anywhere):
+a long sentence is never refused for its length. Texts up to `min_chars` with no newline stay
+one piece whatever the mode: a short UI string keeps its context."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import sentencex
+
+SplitMode = Literal["0", "1", "nonewlines"]
+
+_SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
+_CLAUSE = re.compile(r"[,;:，；：、。]\s*")
+_SPACE = re.compile(r"\s+")
+_LINES = re.compile(r"(?<=\n)(?=.)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Piece:
+    lead: str
+    """Whitespace before the text (kept as is)."""
+    core: str
+    """The text to translate; empty for whitespace only."""
+    trail: str
+    """Whitespace after the text (kept as is)."""
+
+
+def _piece(raw: str) -> Piece:
+    core = raw.strip()
+    if not core:
+        return Piece(raw, "", "")
+    start = raw.index(core[0])
+    return Piece(raw[:start], core, raw[start + len(core) :])
+
+
+def _cut(core: str, max_chars: int) -> list[str]:
+    """`core` in parts of at most `max_chars`, cut after the last clause mark or space that
+    fits, else hard. The parts concatenate to `core`."""
+    parts = []
+    while len(core) > max_chars:
+        window = core[: max_chars + 1]
+        at = max_chars
+        for mark in (_CLAUSE, _SPACE):  # a clause mark in the second half, else a space
+            ends = [
+                m.end() for m in mark.finditer(window) if max_chars // 2 <= m.end() <= max_chars
+            ]
+            if ends:
+                at = ends[-1]
+                break
+        parts.append(core[:at])
+        core = core[at:]
+    parts.append(core)
+    return parts
+
+
+def _merge_soft_breaks(raws: list[str]) -> list[str]:
+    """nonewlines: a piece that ends at a newline without ending a sentence joins the next."""
+    out: list[str] = []
+    for raw in raws:
+        if out and out[-1].strip() and not _SENTENCE_END.search(out[-1].rstrip()):
+            out[-1] += raw
+        else:
+            out.append(raw)
+    return out
+
+
+def split(
+    text: str, language: str, mode: SplitMode = "1", max_chars: int = 300, min_chars: int = 200
+) -> list[Piece]:
+    """The pieces of `text`; "".join(lead + core + trail) == text."""
+    if mode == "0" or (len(text) <= min_chars and "\n" not in text.strip()):
+        raws = [text]
+    else:
+        if mode == "nonewlines":
+            raws = _merge_soft_breaks(list(sentencex.segment(language, text)))
+        else:  # every line on its own, then its sentences
+            raws = [s for line in _LINES.split(text) for s in sentencex.segment(language, line)]
+    pieces: list[Piece] = []
+    for raw in raws:
+        piece = _piece(raw)
+        if len(piece.core) <= max_chars:
+            pieces.append(piece)
+            continue
+        parts = _cut(piece.core, max_chars)
+        for i, part in enumerate(parts):
+            cut = _piece(part)
+            lead = (piece.lead if i == 0 else "") + cut.lead
+            trail = cut.trail + (piece.trail if i == len(parts) - 1 else "")
+            pieces.append(Piece(lead, cut.core, trail))
+    return pieces
+
+
+def join(pieces: Iterable[Piece], translations: Iterable[str]) -> str:
+    """The text with each non-empty piece's core replaced by its translation (in order)."""
+    out = []
+    it = iter(translations)
+    for p in pieces:
+        out.append(p.lead + (next(it) if p.core else "") + p.trail)
+    return "".join(out)

@@ -1,0 +1,122 @@
+"""Documents through the service at the HTTP layer (fake engine: it answers "[fr] <text>"):
+sentences as concurrent engine requests, layout kept, placeholders masked, the cache."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.fakes import FakeTranslator
+
+DOC = (
+    "Our new release is out. It brings faster start-up and a smaller memory footprint!\n\n"
+    "What changed?\n"
+    "- the engine starts in half the time\n"
+    "- a patch for the cache\n\n"
+    "Thanks to everyone who helped. See you soon.\n"
+)
+SENTENCES = [
+    "Our new release is out.",
+    "It brings faster start-up and a smaller memory footprint!",
+    "What changed?",
+    "- the engine starts in half the time",
+    "- a patch for the cache",
+    "Thanks to everyone who helped.",
+    "See you soon.",
+]
+
+
+def body(text: str, **kw: object) -> dict[str, object]:
+    return {"text": text, "source_lang": "en", "target_lang": "fr", **kw}
+
+
+async def test_sentences_run_concurrently_and_the_layout_is_kept(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    async with serve(max_text_chars=10_000) as (_app, client):
+        r = await client.post("/v1/translate", json=body(DOC))
+    assert r.status_code == 200, r.text
+    out = r.json()["translations"][0]["text"]
+    expected = DOC
+    for s in SENTENCES:
+        expected = expected.replace(s, f"[fr] {s}", 1)
+    assert out == expected
+    assert fake.started == len(SENTENCES)  # more than max_items (4): they took turns
+
+
+async def test_split_sentences_zero_sends_the_text_whole(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    text = DOC[:150]  # short enough to be one unit
+    r = await client.post("/v1/translate", json=body(text, split_sentences="0"))
+    assert (
+        r.json()["translations"][0]["text"] == f"[fr] {text.strip()}" + text[len(text.rstrip()) :]
+    )
+    assert fake.started == 1
+
+
+async def test_placeholders_are_masked_for_the_model_and_restored(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    seen: list[str] = []
+    real = fake.translate
+
+    async def spy(text: str, source: str, target: str):  # type: ignore[no-untyped-def]
+        seen.append(text)
+        return await real(text, source, target)
+
+    fake.translate = spy  # type: ignore[method-assign]
+    r = await client.post(
+        "/v1/translate", json=body("Hello %(name)s, see {count} at https://x.org/a")
+    )
+    assert seen == ["Hello {1}, see {2} at {3}"]
+    assert (
+        r.json()["translations"][0]["text"] == "[fr] Hello %(name)s, see {count} at https://x.org/a"
+    )
+
+
+async def test_numbers_only_come_back_without_engine_work(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    r = await client.post("/v1/translate", json=body(["12:30", "%s", "Hello"]))
+    items = r.json()["translations"]
+    assert [i["text"] for i in items] == ["12:30", "%s", "[fr] Hello"]
+    assert [i["finish_reason"] for i in items] == ["unchanged", "unchanged", "stop"]
+    assert fake.started == 1
+
+
+async def test_a_repeat_comes_from_the_cache(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    assert (await client.post("/v1/translate", json=body("Good morning"))).status_code == 200
+    r = await client.post("/v1/translate", json=body(["Good morning", "Good evening"]))
+    assert [i["text"] for i in r.json()["translations"]] == [
+        "[fr] Good morning",
+        "[fr] Good evening",
+    ]
+    assert fake.started == 2
+    hit = r.json()["translations"][0]
+    assert hit["output_tokens"] == 0 and hit["inference_seconds"] == 0
+    metrics = (await client.get("/metrics")).text
+    assert "dragoman_cache_hits_total 1.0" in metrics
+
+
+async def test_repeated_sentences_in_one_document_cost_one_request(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    text = "Click save to keep your work. " * 12
+    async with serve(max_text_chars=10_000) as (_app, client):
+        r = await client.post("/v1/translate", json=body(text.strip()))
+    assert r.json()["translations"][0]["text"].count("[fr] Click save") == 12
+    assert fake.started == 1
+
+
+async def test_a_long_text_far_beyond_the_context(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
+    text = " ".join(f"This is sentence number {i} of a long document." for i in range(700))
+    assert len(text) > 30_000
+    async with serve(max_text_chars=100_000) as (_app, c):
+        r = await c.post("/v1/translate", json=body(text))
+        assert r.status_code == 200
+        out = r.json()["translations"][0]["text"]
+        assert out.count("[fr] ") == 700
+        r = await c.post("/v1/translate", json=body("x " * 60_000))
+        assert r.status_code == 413

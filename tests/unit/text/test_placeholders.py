@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from dragoman.text.placeholders import mask
+
+KINDS = [
+    "%(name)s",
+    "%1$s",
+    "%s",
+    "%d",
+    "%-5.2f",
+    "{count}",
+    "{0}",
+    "{{var}}",
+    "${var}",
+    ":smile:",
+    "[X1X]",
+    "<0>",
+    "https://example.com/a?b=1&c=2",
+    "someone@example.org",
+    "`make test`",
+]
+
+
+@pytest.mark.parametrize("token", KINDS)
+def test_each_kind_is_masked_and_restored(token: str) -> None:
+    text = f"Open {token} now, please."
+    m = mask(text)
+    assert token not in m.text and m.originals == (token,)
+    assert m.text == "Open {1} now, please."
+    assert m.unmask("Ouvrez {1} maintenant, s'il vous plaît.") == (
+        f"Ouvrez {token} maintenant, s'il vous plaît.",
+        [],
+    )
+
+
+def test_not_placeholders() -> None:
+    for text in ("50% off today", "100% sure", "a {b c} d", "time: 10:30"):
+        assert mask(text).originals == (), text
+
+
+def test_lost_repeated_and_invented_tokens_are_repaired() -> None:
+    m = mask("Hello %(name)s, you have {count} new messages")
+    out, repairs = m.unmask("Bonjour {1}, vous avez des messages")
+    assert out.count("{count}") == 1 and out.startswith("Bonjour %(name)s,")
+    assert repairs == ["lost placeholder '{count}' put back"]
+    out, repairs = m.unmask("Bonjour {1} {1} {7}, vous avez {2} messages")
+    assert out == "Bonjour %(name)s, vous avez {count} messages"
+    assert len(repairs) == 2
+    out, _ = m.unmask("")
+    assert out.count("%(name)s") == 1 and out.count("{count}") == 1

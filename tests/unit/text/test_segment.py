@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dragoman.text.segment import join, split
+
+DOC = (
+    "Our new release is out. It brings faster start-up and a smaller memory footprint!\n\n"
+    "  What changed?\n"
+    "- the engine starts in half the time\n"
+    "- Dr. Smith's patch for the cache\n\n"
+    "Thanks to everyone who helped.  See you soon.\n"
+)
+
+
+def cores(text: str, **kw: object) -> list[str]:
+    return [p.core for p in split(text, "en", **kw) if p.core]  # type: ignore[arg-type]
+
+
+def test_layout_is_kept_exactly() -> None:
+    pieces = split(DOC, "en")
+    assert join(pieces, [p.core for p in pieces if p.core]) == DOC
+    assert cores(DOC)[:3] == [
+        "Our new release is out.",
+        "It brings faster start-up and a smaller memory footprint!",
+        "What changed?",
+    ]
+    assert "- Dr. Smith's patch for the cache" in cores(DOC)  # no split after "Dr."
+    upper = join(pieces, [p.core.upper() for p in pieces if p.core])
+    assert upper.count("\n") == DOC.count("\n") and upper.startswith("OUR NEW")
+
+
+def test_short_texts_stay_whole_and_modes() -> None:
+    assert cores("Hello there. How are you?") == ["Hello there. How are you?"]
+    assert cores("Line one\nLine two") == ["Line one", "Line two"]
+    assert cores(DOC, mode="0") == [DOC.strip()]
+    soft = "This sentence goes on\nacross a line break. And ends."
+    long_soft = soft + " " + "More words here. " * 15
+    assert cores(long_soft, mode="nonewlines")[0] == "This sentence goes on\nacross a line break."
+
+
+def test_cjk() -> None:
+    text = "他说：“好的。”我们走吧。你呢？" * 10
+    pieces = split(text, "zh", min_chars=0)
+    assert len([p for p in pieces if p.core]) == 30
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+
+
+def test_a_long_sentence_is_cut_never_refused() -> None:
+    sentence = ", ".join(f"clause number {i} of a very long sentence" for i in range(40)) + "."
+    parts = cores(sentence, max_chars=120)
+    assert all(len(p) <= 120 for p in parts) and len(parts) > 5
+    assert parts[0].endswith(",")  # cut after a clause mark
+    pieces = split(sentence, "en", max_chars=120)
+    assert join(pieces, [p.core for p in pieces if p.core]) == sentence
+    assert all(len(p) <= 50 for p in cores("x" * 400, max_chars=50))  # no space at all
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from([*"ab .!?\n\t,;", "。", "é", " Dr. ", "\n\n", "word"]), max_size=200
+    ).map("".join),
+    mode=st.sampled_from(["0", "1", "nonewlines"]),
+    max_chars=st.integers(20, 300),
+)
+def test_pieces_always_join_back(text: str, mode: str, max_chars: int) -> None:
+    pieces = split(text, "en", mode, max_chars=max_chars)  # type: ignore[arg-type]
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+    assert all(len(p.core) <= max_chars for p in pieces)
+    assert all(p.core == p.core.strip() for p in pieces)
+
+
+@pytest.mark.parametrize("lang", ["de", "fr", "ja", "ko", "ru", "th", "ar"])
+def test_every_served_language_is_lossless(lang: str) -> None:
+    text = "Erster Satz. Zweiter Satz!\nDritter? " * 20
+    pieces = split(text, lang)
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
