@@ -436,6 +436,21 @@ class BenchSettings(EngineSettings):
     proxy_backends: list[Literal["echo", "continuous"]] = ["echo", "continuous"]
     """Backends for --proxy: echo (no model: the proxy's own cost) and the real engine."""
 
+    overload: bool = False
+    """Measure the overload targets instead: one real server, closed-loop clients up to its
+    admission bound, then 4x the bound honouring Retry-After; --seconds-per-level a phase."""
+
+    checks_cost: bool = False
+    """Measure what keys, per-key limits and admission cost a request instead: two echo
+    servers, checks on and off; --requests-per-level a round, rounds alternated."""
+
+    soak: bool = False
+    """Run a soak instead: an echo server under mixed traffic (successes, refusals, deadlines,
+    clients leaving) for --soak-seconds, its memory and open descriptors sampled."""
+
+    soak_seconds: float = Field(default=300.0, gt=0)
+    """How long --soak sends traffic, after its warm-up."""
+
 
 class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"

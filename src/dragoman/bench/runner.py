@@ -256,8 +256,33 @@ def _line(s: LevelSummary) -> str:
     )
 
 
+def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Console) -> None:
+    s.out.mkdir(parents=True, exist_ok=True)
+    (s.out / f"{name}.json").write_text(json.dumps(out, indent=1))
+    (s.out / f"{name}.md").write_text(md)
+    console.print(md)
+
+
 def run_bench(s: BenchSettings) -> None:
     console = Console(stderr=True)
+    if s.overload:
+        from dragoman.bench import overload
+
+        out = overload.run_overload(s, console)
+        _save(s, "overload", out, overload.markdown(out), console)
+        return
+    if s.checks_cost:
+        from dragoman.bench import checkscost
+
+        out = checkscost.run_checks_cost(s, console)
+        _save(s, "checks", out, checkscost.markdown(out), console)
+        return
+    if s.soak:
+        from dragoman.bench import soak
+
+        out = soak.run_soak(s, console)
+        _save(s, "soak", out, soak.markdown(out), console)
+        return
     if s.guard_cost:
         from dragoman.bench import guardcost
 
