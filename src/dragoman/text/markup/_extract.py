@@ -1,0 +1,275 @@
+"""Finding the units of a parsed tree. A unit is a run of inline content (text and inline
+elements) inside one splitting element, bounded by the splitting children: `<div>Hi <b>you</b>
+<p>x</p> bye</div>` holds three. Inline elements in a run become `<gN>` markers, void and opaque
+ones `<xN/>`; a run that is one inline element with only whitespace around it (`<li><a
+href>Home</a></li>`) is the element's content, so the model sees no marker for it. HTML also
+has translatable attributes. XML has no vocabulary, so there an element is inline when its
+parent holds text of its own (mixed content) and splitting otherwise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from dragoman.text.markup.markers import Token
+
+
+def _tags(names: str) -> frozenset[str]:
+    return frozenset(names.split())
+
+
+# Elements that split the text into units (sentences never run across them).
+BLOCK_TAGS = _tags(
+    "address article aside base blockquote body button caption center col colgroup dd details "
+    "dialog dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 "
+    "h6 head header hgroup hr html label legend li link main menu meta nav noframes noscript ol "
+    "optgroup option p pre search section select summary table tbody td template tfoot th thead "
+    "title tr ul"
+)
+INLINE_TAGS = _tags(
+    "a abbr acronym b bdi bdo big cite data del dfn em font i ins mark nobr q rb rp rt rtc ruby "
+    "s small span strike strong sub sup time tt u"
+)
+# Kept whole inside a sentence, as one <xN/> marker.
+VOID_TAGS = _tags(
+    "area audio br canvas embed iframe img input map meter object picture progress video wbr"
+)
+# Never translated, kept verbatim (with `translate="no"`, `class="notranslate"`, ignore_tags).
+SKIP_TAGS = _tags("script style code pre kbd samp var textarea svg math")
+ATTRIBUTES = ("title", "alt", "placeholder", "aria-label")
+
+BLOCK, INLINE, VOID, SKIP = "block", "inline", "void", "skip"
+_SPACES = " \t\n\f\r"  # HTML whitespace; U+00A0 is text
+_WS = re.compile(f"[{_SPACES}]+")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Where a unit's inline run sits: in `container`, after the splitting child `after` (None:
+    at the container's start, in its text), over the children `children`; nodes by their
+    position in the tree's document order."""
+
+    container: int
+    after: int | None
+    children: tuple[int, ...]
+    markers: dict[str, int]
+    prefix: str
+    suffix: str
+
+
+@dataclass(frozen=True)
+class Attribute:
+    node: int
+    name: str
+    prefix: str
+    suffix: str
+
+
+Slot = Run | Attribute
+
+
+@dataclass
+class Extractor:
+    xml: bool
+    ignore: Collection[str]
+    index: dict[Any, int]
+    units: list[str] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    markers: list[tuple[str, ...]] = field(default_factory=list)
+    _skip: dict[Any, bool] = field(default_factory=dict)
+
+    def walk(self, container: Any) -> None:
+        self._attributes(container)
+        mixed: bool | None = None
+        run: list[Any] = []
+        after = None
+        for child in container:
+            if isinstance(child.tag, str) and mixed is None:
+                mixed = _mixed(container)
+            kind = self._kind(child, bool(mixed))
+            if kind in (INLINE, VOID):
+                run.append(child)
+                continue
+            self._flush(container, after, run)
+            run = []
+            if kind == BLOCK:
+                self.walk(child)
+            else:
+                self._void_attributes(child)
+            after = child
+        self._flush(container, after, run)
+
+    def _kind(self, node: Any, mixed: bool) -> str:
+        """How a child of a splitting element takes part in its text."""
+        if not isinstance(node.tag, str):
+            return VOID  # comment, processing instruction, entity reference
+        if self.xml:
+            if not mixed:
+                return SKIP if self._skipped(node) else BLOCK
+            return self._in_flow(node)
+        tag = node.tag
+        inline = tag not in BLOCK_TAGS and (
+            tag in INLINE_TAGS or tag in VOID_TAGS or tag in SKIP_TAGS or mixed
+        )
+        if self._skipped(node):
+            return VOID if inline else SKIP
+        if inline and tag not in VOID_TAGS and _has_block(node):
+            inline = False
+        return self._in_flow(node) if inline else BLOCK
+
+    def _in_flow(self, node: Any) -> str:
+        """INLINE (a paired marker) or VOID for a node inside a run."""
+        if not isinstance(node.tag, str) or self._skipped(node):
+            return VOID
+        if (not self.xml and node.tag in VOID_TAGS) or (not node.text and not len(node)):
+            return VOID
+        return INLINE
+
+    def _skipped(self, node: Any) -> bool:
+        skipped = self._skip.get(node)
+        if skipped is None:
+            skipped = self._skip[node] = self._skips(node)
+        return skipped
+
+    def _skips(self, node: Any) -> bool:
+        return (not self.xml and node.tag in SKIP_TAGS) or self._excluded(node)
+
+    def _excluded(self, node: Any) -> bool:
+        """Kept verbatim, attributes included (a `<pre>` is only kept for its content)."""
+        tag = node.tag if isinstance(node.tag, str) else ""
+        if self.xml:
+            return tag in self.ignore or tag.rpartition("}")[2] in self.ignore
+        return (
+            tag in self.ignore
+            or (node.get("translate") or "").strip().lower() == "no"
+            or "notranslate" in (node.get("class") or "").split()
+        )
+
+    def _flush(self, container: Any, after: Any, run: list[Any]) -> None:
+        lead = (container.text if after is None else after.tail) or ""
+        if not run and not lead.strip():
+            return  # whitespace between splitting elements, the commonest run
+        # Void elements at the edges of a run stay where they are, outside the unit.
+        while run and self._in_flow(run[0]) == VOID and not lead.strip():
+            after = run.pop(0)
+            self._void_attributes(after)
+            lead = after.tail or ""
+        while run and self._in_flow(run[-1]) == VOID and not (run[-1].tail or "").strip():
+            self._void_attributes(run.pop())
+        if len(run) == 1 and self._in_flow(run[0]) == INLINE:
+            only = run[0]
+            if not lead.strip() and not (only.tail or "").strip():
+                self._attributes(only)
+                self._flush(only, None, list(only))
+                return
+        tokens: list[Token] = [("t", lead)]
+        markers: dict[str, int] = {}
+        for child in run:
+            self._flatten(child, tokens, markers)
+        unit, prefix, suffix = _unit(tokens)
+        if not unit:
+            return
+        self.units.append(unit)
+        self.markers.append(tuple(markers))
+        children = tuple(self.index[c] for c in run)
+        self.slots.append(
+            Run(
+                self.index[container],
+                None if after is None else self.index[after],
+                children,
+                markers,
+                prefix,
+                suffix,
+            )
+        )
+
+    def _flatten(self, node: Any, tokens: list[Token], markers: dict[str, int]) -> None:
+        kind = self._in_flow(node)
+        name = f"{'g' if kind == INLINE else 'x'}{len(markers) + 1}"
+        markers[name] = self.index[node]
+        if kind == VOID:
+            tokens.append(("v", name))
+            self._void_attributes(node)
+        else:
+            self._attributes(node)
+            tokens.append(("o", name))
+            tokens.append(("t", node.text or ""))
+            for child in node:
+                self._flatten(child, tokens, markers)
+            tokens.append(("c", name))
+        tokens.append(("t", node.tail or ""))
+
+    def _void_attributes(self, node: Any) -> None:
+        """The translatable attributes of an element kept whole."""
+        if self.xml or not isinstance(node.tag, str) or self._excluded(node):
+            return
+        if node.tag in SKIP_TAGS:  # <textarea placeholder>: its own attributes only
+            self._attributes(node)
+            return
+        for inner in node.iter():  # <picture><img alt>: the alt is still text
+            if isinstance(inner.tag, str) and not self._skipped(inner):
+                self._attributes(inner)
+
+    def _attributes(self, node: Any) -> None:
+        if self.xml:
+            return
+        present = node.keys()
+        if not present:
+            return
+        names = [a for a in ATTRIBUTES if a in present]
+        tag = node.tag
+        if tag == "input" and (node.get("type") or "").strip().lower() in ("submit", "button"):
+            names.append("value")
+        elif tag == "meta" and (node.get("name") or "").strip().lower() == "description":
+            names.append("content")
+        for name in names:
+            value = node.get(name) or ""
+            text = _WS.sub(" ", value).strip(" ")
+            if not any(c.isalpha() for c in text):
+                continue
+            self.units.append(text)
+            self.markers.append(())
+            self.slots.append(Attribute(self.index[node], name, _leading(value), _trailing(value)))
+
+
+def _unit(tokens: list[Token]) -> tuple[str, str, str]:
+    """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
+    had before and after, kept in place. Empty when the run has no letters."""
+    if not any(k == "t" and any(c.isalpha() for c in v) for k, v in tokens):
+        return "", "", ""
+    out: list[str] = []
+    space = True  # at the start of a block a space renders as nothing
+    for kind, value in tokens:
+        if kind == "t":
+            text = _WS.sub(" ", value)
+            if space and text.startswith(" "):
+                text = text[1:]
+            if text:
+                space = text.endswith(" ")
+                out.append(text)
+        elif kind == "v":
+            space = False
+            out.append(f"<{value}/>")
+        else:
+            out.append(f"<{value}>" if kind == "o" else f"</{value}>")
+    # tokens start with the run's leading text and end with its last tail
+    return "".join(out).rstrip(" "), _leading(tokens[0][1]), _trailing(tokens[-1][1])
+
+
+def _leading(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(_SPACES))]
+
+
+def _trailing(text: str) -> str:
+    return text[len(text.rstrip(_SPACES)) :]
+
+
+def _mixed(node: Any) -> bool:
+    """Whether the element holds text of its own beside its children."""
+    return bool((node.text or "").strip()) or any((c.tail or "").strip() for c in node)
+
+
+def _has_block(node: Any) -> bool:
+    return any(isinstance(d.tag, str) and d.tag in BLOCK_TAGS for d in node.iterdescendants())

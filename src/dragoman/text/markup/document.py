@@ -1,0 +1,245 @@
+"""Parsing HTML or XML into units to translate, and putting the translations back.
+
+Both go through lxml (libxml2). HTML is parsed leniently: malformed markup is repaired by the
+parser, never refused. XML is parsed strictly and safely (no entity expansion, no DTD loading,
+no network), as DeepL's `tag_handling=xml`: malformed XML is an `InvalidRequest`.
+
+The output is the same document, not the same bytes; the normalisation is lxml's:
+- entities and character references are decoded (`&eacute;` is é, `&nbsp;` is U+00A0) and only
+  `&`, `<`, `>` (and `"` in attributes) are written back as references;
+- HTML: unclosed elements are closed, stray end tags dropped, attributes double-quoted, void
+  elements written `<br>`, non-ASCII in URL attributes (href, src, ...) percent-encoded;
+- XML: entities declared in the document's DTD stay references, never expanded;
+- inside a translated block, runs of HTML whitespace are one space (as a browser renders them);
+  the block's leading and trailing whitespace, and everything untranslated, are kept as parsed.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+
+from dragoman.errors import InvalidRequest
+from dragoman.text.markup._extract import Attribute, Extractor, Run
+from dragoman.text.markup.markers import Content, plain, to_content
+
+_WRAPPER = "root"  # the element an XML fragment is parsed inside
+_XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
+_POSITION = re.compile(r", line \d+, column \d+$")
+# Characters XML cannot hold (lxml refuses them); a model may emit them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class Markup:
+    units: list[str]
+    """Text to translate, one per block (p, li, h1-h6, td, th, div, title, option, ...) and per
+    translatable attribute (title, alt, placeholder, aria-label, input[type=submit|button]
+    value, meta[name=description] content), in document order. Whitespace is collapsed inside
+    a block; inline elements are `<gN>…</gN>` markers, void or opaque ones `<xN/>` (numbered
+    from 1 in each unit). Blocks with no letters are not units."""
+    markers: list[tuple[str, ...]] = field(default_factory=list)
+    """The marker names each unit holds ("g1", "x2", ...), for `validate`."""
+    _source: str = field(default="", repr=False)
+    _root: Any = field(default=None, repr=False)
+    _kind: str = field(default="verbatim", repr=False)
+    _slots: list[Run | Attribute] = field(default_factory=list, repr=False)
+    _declaration: str = field(default="", repr=False)
+
+    def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
+        """The document with each unit replaced by its translation (same order as `units`),
+        markers mapped back to the original elements with their attributes, and the repairs
+        made ("unit 3: missing g1"; the word after the colon is the kind). A reply whose
+        markers are missing, duplicated, invented, unclosed or misnested is repaired so that
+        every original element is present exactly once."""
+        if len(translations) != len(self.units):
+            raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
+        if self._kind == "verbatim":
+            return self._source, []
+        root = copy.deepcopy(self._root)
+        top = root.getroot() if isinstance(root, etree._ElementTree) else root
+        nodes = list(top.iter())
+        repairs: list[str] = []
+        for i, (slot, unit, reply) in enumerate(
+            zip(self._slots, self.units, translations, strict=True)
+        ):
+            reply = _NOT_XML.sub("", reply)
+            if isinstance(slot, Attribute):
+                if plain(reply) != reply:
+                    repairs.append(f"unit {i}: invented markers in an attribute")
+                value = _NOT_XML.sub("", slot.prefix + plain(reply) + slot.suffix)
+                nodes[slot.node].set(slot.name, value)
+                continue
+            content, problems = to_content(unit, reply, self.markers[i])
+            repairs += [f"unit {i}: {p}" for p in problems]
+            _replace(nodes, slot, content)
+        return self._declaration + _serialize(root, self._kind), repairs
+
+
+def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
+    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html`. Never
+    raises: malformed HTML is repaired by the parser. The content of `script style code pre
+    kbd samp var textarea svg math` is kept verbatim (their own `title`/`placeholder` are
+    still translated); elements with `translate="no"`, class `notranslate`, or a tag in
+    `ignore_tags` are kept whole, attributes included (`translate="yes"` inside one is not
+    honoured)."""
+    source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
+    head = source.lstrip()[:9].lower()
+    # lxml.etree's own elements: lxml.html's element classes cost a third more here
+    parser = etree.HTMLParser(no_network=True)
+    try:
+        if head.startswith("<!doctype") or head.startswith("<html"):
+            parsed = etree.fromstring(source, parser)
+            root = None if parsed is None else parsed.getroottree()
+            # without a DOCTYPE, lxml would write its HTML 4.0 one: write the element alone
+            kind = "html-document" if head.startswith("<!doctype") else "html-element"
+        else:
+            # no closing tags after the text: a tag or comment left open at its end would
+            # swallow them
+            root = etree.fromstring(f"<html><body>{source}", parser).find("body")
+            kind = "html-fragment"
+    except (etree.ParserError, ValueError):
+        root = None
+    if root is None:  # nothing the parser could make a tree of
+        return Markup([], _source=text)
+    ignore = {t.lower() for t in ignore_tags}
+    return _extract(text, root, kind, Extractor(xml=False, ignore=ignore, index={}))
+
+
+def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
+    """XML, strictly (DeepL `tag_handling=xml`): a document (with an XML declaration or a
+    DOCTYPE) or a fragment of mixed text and elements. Raises `InvalidRequest("Tag handling
+    parsing failed: ...")` on malformed XML. Only `ignore_tags` are kept verbatim."""
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+    declaration = _XML_DECLARATION.match(text)
+    body = text[declaration.end() :] if declaration else text
+    document = bool(declaration) or body.lstrip()[:9].upper() == "<!DOCTYPE"
+    source = body if document else f"<{_WRAPPER}>{body}</{_WRAPPER}>"
+    try:
+        parsed = etree.fromstring(source, parser)
+    except etree.XMLSyntaxError as e:
+        reason = _reason(e, text, declaration.group() if declaration else "", document)
+        raise InvalidRequest(f"Tag handling parsing failed: {reason}") from e
+    except ValueError as e:
+        raise InvalidRequest(f"Tag handling parsing failed: {e}") from e
+    if document:
+        root: Any = parsed.getroottree()
+        kind = "xml-document"
+    else:
+        root, kind = parsed, "xml-fragment"
+    extractor = Extractor(xml=True, ignore=set(ignore_tags), index={})
+    # lxml writes no XML declaration into a str: keep the one sent
+    return _extract(text, root, kind, extractor, declaration.group() if declaration else "")
+
+
+def _extract(
+    text: str, root: Any, kind: str, extractor: Extractor, declaration: str = ""
+) -> Markup:
+    top = root.getroot() if isinstance(root, etree._ElementTree) else root
+    extractor.index.update((node, i) for i, node in enumerate(top.iter()))
+    extractor.walk(top)
+    return Markup(
+        extractor.units,
+        extractor.markers,
+        _source=text,
+        _root=root,
+        _kind=kind,
+        _slots=extractor.slots,
+        _declaration=declaration,
+    )
+
+
+def _replace(nodes: list[Any], run: Run, content: Content) -> None:
+    """Put a translated run in place of the original one, reusing the original elements."""
+    container = nodes[run.container]
+    after = None if run.after is None else nodes[run.after]
+    for name, index in run.markers.items():
+        if name[0] == "g":
+            del nodes[index][:]  # its children are markers of this run too, placed again
+    for index in run.children:
+        container.remove(nodes[index])
+    text, children = _build(nodes, run, content)
+    # the parser keeps a form feed that lxml refuses to be given back
+    prefix, suffix = _NOT_XML.sub("", run.prefix), _NOT_XML.sub("", run.suffix)
+    if children:
+        children[-1].tail = (children[-1].tail or "") + suffix
+    else:
+        text += suffix
+    if after is None:
+        container.text = prefix + text
+        at = 0
+    else:
+        after.tail = prefix + text
+        at = container.index(after) + 1
+    for k, child in enumerate(children):
+        container.insert(at + k, child)
+
+
+def _build(nodes: list[Any], run: Run, content: Content) -> tuple[str, list[Any]]:
+    text = ""
+    children: list[Any] = []
+    for item in content:
+        if isinstance(item, str):
+            if children:
+                children[-1].tail = (children[-1].tail or "") + item
+            else:
+                text += item
+            continue
+        node = nodes[run.markers[item.name]]
+        node.tail = None
+        if item.name[0] == "g":
+            inner, kids = _build(nodes, run, item.content)
+            node.text = inner or None
+            node.extend(kids)
+        children.append(node)
+    return text, children
+
+
+def _serialize(root: Any, kind: str) -> str:
+    if kind == "html-document":
+        return str(etree.tostring(root, encoding="unicode", method="html"))
+    if kind == "html-element":
+        return str(etree.tostring(root.getroot(), encoding="unicode", method="html"))
+    if kind == "html-fragment":
+        root.attrib.clear()
+        out = str(etree.tostring(root, encoding="unicode", method="html", with_tail=False))
+        return out.removeprefix("<body>").removesuffix("</body>")
+    if kind == "xml-fragment":
+        out = str(etree.tostring(root, encoding="unicode", with_tail=False))
+        if out == f"<{_WRAPPER}/>":
+            return ""
+        return out.removeprefix(f"<{_WRAPPER}>").removesuffix(f"</{_WRAPPER}>")
+    return str(etree.tostring(root, encoding="unicode"))
+
+
+def _reason(error: etree.XMLSyntaxError, text: str, before: str, document: bool) -> str:
+    """libxml2's message, positioned in the text as sent: `before` is what was cut from its
+    start (an XML declaration), and a fragment was parsed inside a wrapper element."""
+    message = _POSITION.sub("", str(error.msg).strip()).strip()
+    if not document:  # name the user's tags, not our wrapper
+        message = re.sub(
+            rf"^Opening and ending tag mismatch: (\S+) line (\d+) and {_WRAPPER}$",
+            r"element <\1> opened on line \2 is not closed",
+            message,
+        )
+        message = re.sub(
+            rf"^Opening and ending tag mismatch: {_WRAPPER} line \d+ and (\S+)$",
+            r"end tag </\1> closes no open element",
+            message,
+        )
+    line, column = error.position
+    if line == 1:
+        column += len(before.rpartition("\n")[2]) - (0 if document else len(_WRAPPER) + 2)
+    line += before.count("\n")
+    lines = text.split("\n")
+    if line <= len(lines):  # an error at the wrapper's end tag is at the end of the text
+        column = min(column, len(lines[line - 1]) + 1)
+    return f"{message} (line {line}, column {max(column, 1)})"
