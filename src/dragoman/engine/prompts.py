@@ -2,18 +2,36 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from dragoman.errors import TextTooLong
 from dragoman.languages import language_name
+from dragoman.text.markup import MARKER_HINT
 
 SYSTEM = "You are a professional translator. Reply with the translation only, no notes."
+
+
+_MARKERS = re.compile(r"</?g\d+>|<x\d+/>")
+_TOKENS = re.compile(r"\{\d+\}")
+TOKEN_HINT = "Keep every placeholder like {1} exactly as it is."
+
+
+def hints(text: str) -> str:
+    """What the model is told about the markers and placeholders the text holds (the service
+    puts them there: markup taken apart, placeholders masked)."""
+    out = []
+    if _MARKERS.search(text):
+        out.append(MARKER_HINT)
+    if _TOKENS.search(text):
+        out.append(TOKEN_HINT)
+    return "".join(" " + h for h in out)
 
 
 def chat_messages(text: str, source: str, target: str) -> list[dict[str, str]]:
     user = (
         f"Translate the following {language_name(source)} text into "
-        f"{language_name(target)}.\n\n{text}"
+        f"{language_name(target)}.{hints(text)}\n\n{text}"
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 

@@ -16,7 +16,7 @@ from dragoman.engine.protocol import Translation
 from dragoman.metrics import Metrics
 
 # Bump when prompts change what a model answers: cached translations of the old prompt go.
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 _ENTRY_OVERHEAD = 200  # bytes of bookkeeping per entry, roughly
 
 

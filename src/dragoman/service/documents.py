@@ -6,16 +6,13 @@ to be repaired (a lost placeholder, a dropped tag)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from dragoman.text.markup import Markup, parse_html, parse_xml
 from dragoman.text.placeholders import Masked, mask
 from dragoman.text.segment import Piece, SplitMode, join, split
 
-if TYPE_CHECKING:
-    from dragoman.text.markup import Markup
-
 MarkupKind = Literal["html", "xml"]
-_MARKER = "<g1>"
 
 
 @dataclass(frozen=True)
@@ -76,8 +73,10 @@ class Plan:
         return rebuilt, repairs + fixed
 
 
-def _block(text: str, language: str, options: TextOptions, sizes: Sizes) -> Block:
-    if _MARKER[:2] in text and options.markup is not None:
+def _block(
+    text: str, language: str, options: TextOptions, sizes: Sizes, markers: bool = False
+) -> Block:
+    if markers:
         # A block with inline tags stays whole: a sentence cut could part a tag pair.
         core = text.strip()
         start = text.index(core[0]) if core else len(text)
@@ -91,8 +90,10 @@ def plan(text: str, language: str, options: TextOptions, sizes: Sizes) -> Plan:
     """The units of `text` in `language` (the source, given or detected)."""
     if options.markup is None:
         return Plan([_block(text, language, options, sizes)])
-    from dragoman.text.markup import parse_html, parse_xml
-
     parse = parse_html if options.markup == "html" else parse_xml
     markup = parse(text, options.ignore_tags)
-    return Plan([_block(u, language, options, sizes) for u in markup.units], markup)
+    blocks = [
+        _block(u, language, options, sizes, bool(m))
+        for u, m in zip(markup.units, markup.markers, strict=True)
+    ]
+    return Plan(blocks, markup)

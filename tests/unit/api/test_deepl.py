@@ -60,7 +60,7 @@ async def test_refused_options_and_errors(client: httpx.AsyncClient) -> None:
     for extra in (
         {"formality": "more"},
         {"glossary_id": "abc"},
-        {"tag_handling": "html"},
+        {"tag_handling": "pdf"},
         {"custom_instructions": ["be brief"]},
     ):
         r = await client.post("/v2/translate", json={**base, **extra}, headers=AUTH)
@@ -119,3 +119,21 @@ async def test_identical_requests_share_one_engine_request(serve, fake: FakeTran
         assert {r.status_code for r in rs} == {200}
         assert fake.started == 1
         assert app.state.metrics.coalesced._value.get() == 5
+
+
+async def test_tag_handling_html_and_xml(client: httpx.AsyncClient) -> None:
+    html = "<p>Press <b>Save</b> to keep it.</p><pre>do not()</pre>"
+    body = {"text": [html], "target_lang": "DE", "source_lang": "EN", "tag_handling": "html"}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.status_code == 200, r.text
+    out = r.json()["translations"][0]["text"]
+    assert out.count("<b>") == 1 and "<pre>do not()</pre>" in out and out.startswith("<p>[de]")
+    xml = "<doc><t>Hello <keep>KEEP</keep> there</t></doc>"
+    body = {**body, "text": [xml], "tag_handling": "xml", "ignore_tags": "keep"}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert "<keep>KEEP</keep>" in r.json()["translations"][0]["text"]
+    body = {**body, "text": ["<doc><t>broken</doc>"]}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.status_code == 400
+    assert r.json()["message"].startswith("Tag handling parsing failed")

@@ -120,3 +120,14 @@ async def test_a_long_text_far_beyond_the_context(serve, fake: FakeTranslator) -
         assert out.count("[fr] ") == 700
         r = await c.post("/v1/translate", json=body("x " * 60_000))
         assert r.status_code == 413
+
+
+async def test_native_html(client: httpx.AsyncClient) -> None:
+    page = '<ul><li>First item</li><li>Second <i>item</i></li></ul><img alt="A cat" src="c.png">'
+    r = await client.post("/v1/translate", json=body(page, format="html"))
+    assert r.status_code == 200, r.text
+    out = r.json()["translations"][0]["text"]
+    assert "<li>[fr] First item</li>" in out and 'alt="[fr] A cat"' in out
+    assert out.count("<i>") == 1 and 'src="c.png"' in out
+    r = await client.post("/v1/translate", json=body("<a><b>broken</a>", format="xml"))
+    assert r.status_code == 422 and "Tag handling parsing failed" in r.json()["error"]["message"]

@@ -66,9 +66,9 @@ async def test_errors_in_libretranslate_shape(client: httpx.AsyncClient) -> None
     r = await client.post("/translate", json={"source": "en", "target": "fr"})
     assert (r.status_code, r.json()) == (400, {"error": "Invalid request: missing q parameter"})
     r = await client.post(
-        "/translate", json={"q": "x", "source": "en", "target": "fr", "format": "html"}
+        "/translate", json={"q": "x", "source": "en", "target": "fr", "format": "pdf"}
     )
-    assert (r.status_code, r.json()) == (400, {"error": "html format is not supported"})
+    assert (r.status_code, r.json()) == (400, {"error": "pdf format is not supported"})
     r = await client.post(
         "/translate", content=b"{not json", headers={"content-type": "application/json"}
     )
@@ -147,3 +147,15 @@ async def test_api_key_in_body_or_query(serve, tmp_path: Path) -> None:  # type:
         assert r.status_code == 200
         r = await c.get("/frontend/settings")
         assert r.json()["keyRequired"] is True
+
+
+async def test_html_format_keeps_tags(client: httpx.AsyncClient) -> None:
+    """Mastodon sends its posts as HTML with source auto."""
+    post = '<p>Hello <a href="https://x.org/@a" class="u-url">@friend</a>, how are you?</p>'
+    body = {"q": [post], "source": "auto", "target": "fr", "format": "html"}
+    r = await client.post("/translate", json=body)
+    assert r.status_code == 200, r.text
+    out = r.json()["translatedText"][0]
+    assert out.startswith("<p>[fr] Hello ") and out.endswith("</p>")
+    assert '<a href="https://x.org/@a" class="u-url">@friend</a>' in out
+    assert r.json()["detectedLanguage"][0]["language"] == "en"

@@ -5,15 +5,18 @@ client insists on (EN-GB, EN-US, PT-BR, PT-PT, ZH-HANS): each is served by the o
 language (en, pt, zh). Traditional Chinese (ZH-HANT) is not served.
 
 Options the model cannot honour, decided one by one:
-- honoured: `split_sentences` ("1" sentences and newlines, the default; "nonewlines"; "0" the
-  text whole, cut only when too long for the model);
+- honoured: `split_sentences` ("1" sentences and newlines, the default; "nonewlines", the
+  default with tag_handling=html; "0" the text whole, cut only when too long for the model),
+  `tag_handling` (html, xml: tags kept, text between them translated; malformed XML is 400
+  "Tag handling parsing failed"), `ignore_tags` (a list, or comma separated in a form);
 - accepted and ignored (they change nothing the model does, or DeepL itself ignores them where
   unsupported): `context`, `preserve_formatting`, `show_billed_characters`, `model_type`,
   `outline_detection`, `tag_handling_version`, `formality` = default | prefer_more |
   prefer_less, and unknown keys (`extra_body_parameters`);
 - refused with 400: `formality` = more | less (as DeepL does for a target without formality;
-  /v2/languages says supports_formality false), `tag_handling` (HTML/XML: not yet), glossaries
-  (`glossary_id`, `glossary_ids`), `custom_instructions`, `style_id`, `translation_memory_id`.
+  /v2/languages says supports_formality false), glossaries (`glossary_id`, `glossary_ids`),
+  `custom_instructions`, `style_id`, `translation_memory_id`; `non_splitting_tags`,
+  `splitting_tags` and `outline_detection` are accepted and ignored.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ _VARIANT_NAMES = {
 }
 _IN = {v.lower(): ours for ours, variants in _VARIANTS.items() for v in variants} | {"es-419": "es"}
 _REFUSED = {
-    "tag_handling": "tag_handling (HTML/XML) is not supported by this server yet",
     "glossary_id": "glossaries are not supported by this server yet",
     "glossary_ids": "glossaries are not supported by this server yet",
     "custom_instructions": "custom_instructions are not supported by this server",
@@ -75,9 +77,31 @@ class DeepLTranslateRequest(BaseModel):
     source_lang: str | None = Field(default=None, description="Omit to detect each text's.")
     formality: str | None = None
     context: str | None = Field(default=None, description="Accepted; not used.")
-    split_sentences: Literal["0", "1", "nonewlines"] = Field(
-        default="1", description="1: sentences and newlines; nonewlines; 0: whole."
+    split_sentences: Literal["0", "1", "nonewlines"] | None = Field(
+        default=None,
+        description="1: sentences and newlines (default); nonewlines (default with html); 0.",
     )
+    tag_handling: Literal["html", "xml"] | None = None
+    ignore_tags: list[str] = Field(default_factory=list)
+
+    @field_validator("ignore_tags", mode="before")
+    @classmethod
+    def _tags(cls, value: object) -> object:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            return value  # pydantic says what is wrong
+        return [
+            t.strip()
+            for item in items
+            if isinstance(item, str)
+            for t in item.split(",")
+            if t.strip()
+        ]
+
+    @field_validator("tag_handling", mode="before")
+    @classmethod
+    def _handling(cls, value: object) -> object:
+        return None if value == "" else value
 
     @field_validator("split_sentences", mode="before")
     @classmethod
@@ -131,4 +155,5 @@ def parse_translate(params: dict[str, Any]) -> DeepLTranslateRequest:
 
 
 def options_of(req: DeepLTranslateRequest) -> TextOptions:
-    return TextOptions(split=req.split_sentences)
+    split = req.split_sentences or ("nonewlines" if req.tag_handling == "html" else "1")
+    return TextOptions(split=split, markup=req.tag_handling, ignore_tags=tuple(req.ignore_tags))

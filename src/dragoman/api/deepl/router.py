@@ -51,7 +51,7 @@ async def translate(
     request: Request, caller: CallerDep, service: ServiceDep, deadline: DeadlineDep
 ) -> DeepLTranslateResponse:
     """DeepL's translate: JSON or form (repeated `text`); no `source_lang` detects each text's."""
-    params = await read_params(request, multi=frozenset({"text"}))
+    params = await read_params(request, multi=frozenset({"text", "ignore_tags"}))
     return await cancel_on_disconnect(request, serving.translate(params, service, caller, deadline))
 
 

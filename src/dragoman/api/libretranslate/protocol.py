@@ -35,7 +35,9 @@ class LtTranslateRequest(BaseModel):
     q: str | list[str] = Field(description="A text, or a list of texts (JSON only).")
     source: str = Field(default="auto", description="Language code, or `auto` to detect.")
     target: str
-    format: str = Field(default="text", description="`text` (html: not yet supported).")
+    format: str = Field(
+        default="text", description="`text`, or `html`: tags, attributes and code kept."
+    )
     alternatives: int = Field(default=0, ge=0, description="Accepted; none are produced.")
     api_key: str | None = None
 

@@ -22,6 +22,7 @@ from dragoman.engine.protocol import Translator
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
+from dragoman.service.documents import PLAIN, TextOptions
 from dragoman.service.keys import Caller, KeyStore
 from dragoman.service.translation import TranslationService
 
@@ -45,13 +46,14 @@ async def translate(
 ) -> LtTranslateResponse:
     req: LtTranslateRequest = parse(LtTranslateRequest, params, ("q", "target"))
     caller = caller_of(keys, req.api_key)
-    if req.format != "text":
+    if req.format not in ("text", "html"):
         raise InvalidRequest(f"{req.format} format is not supported")
     texts = [req.q] if isinstance(req.q, str) else list(req.q)
     source, target = from_lt(req.source), from_lt(req.target)
     if target is None:
         raise UnsupportedLanguage("auto is not supported as a target language")
-    out = await service.translate(texts, source, target, caller, deadline)
+    options = TextOptions(markup="html") if req.format == "html" else PLAIN
+    out = await service.translate(texts, source, target, caller, deadline, options)
     translated = [r.text for r in out.results]
     one = isinstance(req.q, str)
     response = LtTranslateResponse(translatedText=translated[0] if one else translated)

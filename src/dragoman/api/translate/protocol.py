@@ -23,6 +23,12 @@ class TranslateRequest(BaseModel):
         "sentence by sentence, concurrently, the layout kept: 1 at sentence ends and newlines, "
         "nonewlines at sentence ends only, 0 whole (cut only when too long for the model).",
     )
+    format: Literal["text", "html", "xml"] = Field(
+        default="text",
+        description="html or xml: tags, attributes, entities and the structure are kept, the "
+        'text between them translated; code, pre, script, style and translate="no" are '
+        "left alone; malformed XML is 422.",
+    )
     timeout: float | None = Field(
         default=None,
         gt=0,

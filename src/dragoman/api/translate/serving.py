@@ -28,7 +28,7 @@ async def translate(
         req.target_lang,
         caller,
         deadline.tighten(req.timeout),
-        TextOptions(split=req.split_sentences),
+        TextOptions(split=req.split_sentences, markup=None if req.format == "text" else req.format),
     )
     results = out.results
     return TranslateResponse(
