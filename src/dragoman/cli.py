@@ -27,6 +27,7 @@ commands:
   route            proxy over several servers, by language pair and health
   bench            load-test architectures side by side; results, tables and plots
   tune             sweep dtype, threads and max_num_seqs; write a settings file serve loads
+  eval             chrF, BLEU and failure counts of a running server, per pair and input kind
   info             this host, the engine settings it gets and why, versions (--json)
   keys add NAME    make an API key: print it once, append its digest to --api-keys-file
   keys revoke NAME remove a key from --api-keys-file (a running server re-reads the file)
@@ -96,6 +97,13 @@ def cmd_tune(args: list[str]) -> None:
     run_tune(parse(TuneSettings, args, "dragoman tune"))
 
 
+def cmd_eval(args: list[str]) -> None:
+    from dragoman.eval.runner import run_eval
+    from dragoman.settings import EvalSettings
+
+    run_eval(parse(EvalSettings, args, "dragoman eval"))
+
+
 def cmd_route(args: list[str]) -> None:
     from dragoman.router.app import route
     from dragoman.settings import RouteSettings
@@ -157,6 +165,7 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("model", "list"): cmd_model_list,
     ("bench",): cmd_bench,
     ("tune",): cmd_tune,
+    ("eval",): cmd_eval,
     ("route",): cmd_route,
     ("info",): cmd_info,
     ("keys", "add"): cmd_keys_add,

@@ -21,6 +21,11 @@ from pathlib import Path
 TARGET_MIX: dict[str, float] = {"fr": 0.25, "de": 0.2, "es": 0.2, "zh": 0.2, "ko": 0.15}
 DJANGO_LOCALES = {"ko": "ko", "zh": "zh_Hans", "de": "de", "fr": "fr", "es": "es"}
 SPHINX_LOCALES = {"ko": "ko", "zh": "zh_CN", "fr": "fr", "es": "es"}
+# More catalogue languages for `dragoman eval`. Sphinx's German stays out: the ui workload
+# draws a target in SPHINX_LOCALES from Sphinx, and German has always come from Django there.
+_MORE = ("ar", "cs", "id", "it", "ja", "nl", "pl", "pt", "ru", "tr", "vi")
+DJANGO_LOCALES |= {code: code for code in (*_MORE, "th", "uk")}
+SPHINX_LOCALES |= {code: code for code in _MORE}
 WORKLOADS = ("uniform", "variable", "ui")
 
 

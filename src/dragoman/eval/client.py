@@ -1,0 +1,175 @@
+"""Send every source text of a set to a server, at most `concurrency` at a time, one request a
+text, and keep what came back. Two APIs: dragoman's native `POST /v1/translate`, and any
+OpenAI-compatible `POST /v1/chat/completions` with a plain translation prompt (greedy), so
+vLLM's own server on the same model can be measured the same way.
+
+A failed request is recorded with its error and never stops the run; 429 and 503 answers are
+retried after their Retry-After, a few times."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import httpx
+
+from dragoman.errors import ConfigError
+from dragoman.eval.sets import EvalItem
+from dragoman.languages import language_name
+
+Api = Literal["native", "openai"]
+RETRIES = 4
+MAX_RETRY_WAIT = 30.0
+
+
+@dataclass
+class Output:
+    text: str = ""
+    finish_reason: str | None = None
+    seconds: float = 0.0
+    output_tokens: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plain_prompt(item: EvalItem) -> str:
+    """What a user wiring up a chat model by hand would write."""
+    return (
+        f"Translate the following text from {language_name(item.source_lang)} into "
+        f"{language_name(item.target_lang)}. Output only the translation.\n\n{item.source}"
+    )
+
+
+class Target:
+    """One server behind one API."""
+
+    def __init__(
+        self,
+        url: str,
+        api: Api = "native",
+        *,
+        model: str | None = None,
+        max_tokens: int = 512,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.api = api
+        self.model = model
+        self.max_tokens = max_tokens
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = headers
+        self._timeout = timeout
+        self._transport = transport  # tests answer in-process
+
+    def client(self, connections: int) -> httpx.AsyncClient:
+        limits = httpx.Limits(max_connections=connections)
+        return httpx.AsyncClient(
+            base_url=self.url,
+            headers=self._headers,
+            timeout=self._timeout,
+            limits=limits,
+            transport=self._transport,
+        )
+
+    async def describe(self, client: httpx.AsyncClient) -> dict[str, Any]:
+        """What the server says about itself: dragoman's /v1/info (host, engine settings,
+        versions) or the OpenAI model list. Picks the OpenAI model when none was given."""
+        path = "/v1/info" if self.api == "native" else "/v1/models"
+        try:
+            r = await client.get(path)
+        except httpx.TransportError as exc:
+            raise ConfigError(f"cannot reach {self.url}: {exc or type(exc).__name__}") from None
+        try:
+            body: dict[str, Any] = r.json() if r.status_code == 200 else {}
+        except ValueError:
+            body = {}
+        if self.api == "openai" and self.model is None:
+            models = body.get("data") or []
+            if not models:
+                raise ConfigError(f"{self.url}/v1/models lists no model; give --openai-model")
+            self.model = str(models[0]["id"])
+        return {"path": path, "body": body}
+
+    def request(self, item: EvalItem) -> tuple[str, dict[str, Any]]:
+        if self.api == "native":
+            return "/v1/translate", {
+                "text": item.source,
+                "source_lang": item.source_lang,
+                "target_lang": item.target_lang,
+            }
+        return "/v1/chat/completions", {
+            "model": self.model,
+            "messages": [{"role": "user", "content": plain_prompt(item)}],
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
+
+    def parse(self, body: dict[str, Any]) -> Output:
+        if self.api == "native":
+            t = body["translations"][0]
+            return Output(t["text"], t["finish_reason"], output_tokens=t["output_tokens"])
+        choice = body["choices"][0]
+        usage = body.get("usage") or {}
+        return Output(
+            choice["message"]["content"] or "",
+            choice.get("finish_reason"),
+            output_tokens=usage.get("completion_tokens"),
+        )
+
+    async def translate(self, client: httpx.AsyncClient, item: EvalItem) -> Output:
+        path, payload = self.request(item)
+        started = time.monotonic()
+        try:
+            for attempt in range(RETRIES + 1):
+                r = await client.post(path, json=payload)
+                if r.status_code in (429, 503) and attempt < RETRIES:
+                    await asyncio.sleep(_retry_after(r))
+                    continue
+                break
+            if r.status_code != 200:
+                return Output(error=f"HTTP {r.status_code}: {r.text[:300]}")
+            out = self.parse(r.json())
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            return Output(error=f"{type(exc).__name__}: {exc}"[:300])
+        out.seconds = time.monotonic() - started
+        return out
+
+
+def _retry_after(r: httpx.Response) -> float:
+    try:
+        return min(MAX_RETRY_WAIT, max(1.0, float(r.headers.get("retry-after", 1))))
+    except ValueError:
+        return 1.0
+
+
+async def translate_all(
+    target: Target,
+    items: Sequence[EvalItem],
+    concurrency: int = 8,
+    on_done: Callable[[EvalItem, Output], None] | None = None,
+) -> tuple[list[Output], dict[str, Any]]:
+    """Every item's output, in item order, and what the server said about itself."""
+    gate = asyncio.Semaphore(concurrency)
+    async with target.client(concurrency) as client:
+        server = await target.describe(client)
+
+        async def one(item: EvalItem) -> Output:
+            async with gate:
+                out = await target.translate(client, item)
+            if on_done:
+                on_done(item, out)
+            return out
+
+        outputs = await asyncio.gather(*(one(item) for item in items))
+    return list(outputs), server

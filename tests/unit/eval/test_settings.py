@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from dragoman.cli import main, parse
+from dragoman.settings import EvalSettings
+
+
+def test_lists_from_one_flag_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = parse(EvalSettings, ["--url", "http://h:1", "--pairs", "EN-fr, en-ko"], "dragoman eval")
+    assert s.pairs == ["en-fr", "en-ko"]
+    assert s.kinds == ["ui", "sentence", "paragraph"]
+    monkeypatch.setenv("DRAGOMAN_KINDS", '["ui", "paragraph"]')
+    monkeypatch.setenv("DRAGOMAN_API", "openai")
+    s = parse(EvalSettings, ["--url", "http://h:1"], "dragoman eval")
+    assert (s.kinds, s.api) == (["ui", "paragraph"], "openai")
+
+
+@pytest.mark.parametrize("pairs", ["en-en", "en-xx", "enfr"])
+def test_bad_pairs_are_refused(pairs: str) -> None:
+    with pytest.raises(ValidationError):
+        parse(EvalSettings, ["--url", "http://h:1", "--pairs", pairs], "dragoman eval")
+
+
+def test_eval_without_a_server_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--url", "http://127.0.0.1:9", "--per-pair", "1", "--kinds", "ui"]) == 1
+    assert "dragoman: error: cannot reach http://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_eval_of_missing_data_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["eval", "--url", "http://127.0.0.1:9", "--pairs", "en-th", "--kinds", "paragraph"]
+    assert main(args) == 1
+    assert "dragoman: error: no paragraph data for th" in capsys.readouterr().err
