@@ -110,3 +110,30 @@ def test_real_clients_unchanged_through_the_router(router: Launched) -> None:
     assert result.billed_characters == len("Thank you very much for your help.")
     assert "DE" in {lang.code for lang in translator.get_target_languages()}
     assert translator.get_usage().character.count is not None
+
+
+def test_openai_client_through_the_router(router: Launched) -> None:
+    """Chat is not a translation: the proxy sends it to any healthy backend, streams as they
+    come."""
+    import openai
+
+    client = openai.OpenAI(base_url=f"{router.url}/v1", api_key="any", max_retries=0)
+    model = client.models.list().data[0].id
+    reply = client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "Say hello in French, one word."}],
+        max_tokens=8,
+        temperature=0,
+    )
+    assert reply.choices[0].message.content and reply.usage is not None
+    chunks = list(
+        client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": "Count from one to three."}],
+            max_tokens=8,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0

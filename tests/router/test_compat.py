@@ -52,3 +52,25 @@ async def test_libretranslate_and_deepl_through_the_router(
         )
         r = await c.post("/translate", json={"q": "Hello", "source": "zz", "target": "fr"})
         assert (r.status_code, r.json()) == (400, {"error": "zz is not supported"})
+
+
+async def test_openai_chat_streams_through_the_router(logs: Path, stop_all: list[Launched]) -> None:
+    backend = launch_echo(logs, "en,fr")
+    stop_all.append(backend)
+    router = start(logs, stop_all, backend)
+    async with httpx.AsyncClient(base_url=router.url, timeout=60) as c:
+        model = (await c.get("/v1/models")).json()["data"][0]["id"]
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": "hi there"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        async with c.stream("POST", "/v1/chat/completions", json=body) as r:
+            assert r.status_code == 200
+            assert r.headers["content-type"].startswith("text/event-stream")
+            events = [line async for line in r.aiter_lines() if line.startswith("data: ")]
+        assert events[-1] == "data: [DONE]"
+        assert '"content":"hi there"' in "".join(events)
+        r = await c.post("/v1/chat/completions", json={**body, "model": "no-such-model"})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"

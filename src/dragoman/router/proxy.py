@@ -167,7 +167,7 @@ async def forward(
             log.warning("backend %s unreachable (%s); trying another", backend.name, exc)
             unreachable = backend.name
             continue
-        if r.status_code in _SATURATED or _error_code(r) == "model_not_found":
+        if r.status_code in _SATURATED or (r.is_closed and _error_code(r) == "model_not_found"):
             refused.append((backend, r))  # full, going away, or serving another model
             continue
         return _relay(backend, r)
