@@ -426,6 +426,10 @@ class BenchSettings(EngineSettings):
     """Measure the repetition guard's cost instead: one engine, guard on vs off, the same texts
     (--offline-requests of them) at once, rounds alternated."""
 
+    documents: bool = False
+    """Measure the documents targets instead: a 20-sentence document against its longest
+    sentence alone, a cache hit, and segmentation + markup overhead for 10 KB."""
+
     surfaces: bool = False
     """Measure the compatible surfaces' targets instead: a LibreTranslate list against one by
     one and coalescing on the real engine, each adapter's overhead on the echo engine."""

@@ -293,6 +293,16 @@ def run_bench(s: BenchSettings) -> None:
         (s.out / "guard.md").write_text(md)
         console.print(md)
         return
+    if s.documents:
+        from dragoman.bench import documents
+
+        out = asyncio.run(documents.run_documents_bench(s, console))
+        s.out.mkdir(parents=True, exist_ok=True)
+        (s.out / "documents.json").write_text(json.dumps(out, indent=1))
+        md = documents.markdown(out)
+        (s.out / "documents.md").write_text(md)
+        console.print(md)
+        return
     if s.surfaces:
         from dragoman.bench import surfaces
 
