@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Translation
+from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Terms, Translation
 from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, TextTooLong
 
 
@@ -29,7 +29,9 @@ class FakeTranslator:
         self.chat_fail_after: int | None = None
         self.chat_params: ChatParams | None = None
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
         if self.dead:
             raise EngineDead("the engine has stopped")
         if len(text.split()) > self.max_words:
@@ -44,6 +46,8 @@ class FakeTranslator:
         finally:
             self.running -= 1
         words = len(text.split())
+        for term, wanted in terms:  # a model that honours the glossary
+            text = text.replace(term, wanted)
         return Translation(f"[{target}] {text}", "stop", words + 10, words, 0.001, 0.01)
 
     def model_for(self, source: str, target: str) -> str:

@@ -104,6 +104,11 @@ class Metrics:
         self.cache_bytes = Gauge(
             f"{prefix}_cache_bytes", "Bytes held by the translation cache.", registry=r
         )
+        self.glossary_missed = Counter(
+            f"{prefix}_glossary_missed_total",
+            "Glossary terms a translation did not use although its source held them.",
+            registry=r,
+        )
         self.repairs = Counter(
             f"{prefix}_repairs_total",
             "Model replies repaired: a placeholder or tag lost, repeated or invented.",

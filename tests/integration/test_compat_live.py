@@ -107,3 +107,20 @@ async def test_identical_concurrent_requests_cost_one_engine_request(
     assert {r.status_code for r in rs} == {200}
     assert len({r.json()["translations"][0]["text"] for r in rs}) == 1
     assert coalesced((await client.get("/metrics")).text) - before == 5
+
+
+def test_deepl_glossaries_with_the_real_client(live_server: Launched, pace: Pace) -> None:
+    translator = deepl.Translator("any-key", server_url=live_server.url)
+    glossary = translator.create_glossary(
+        "ui", source_lang="EN", target_lang="DE", entries={"dashboard": "Armaturenbrett"}
+    )
+    assert glossary.entry_count == 1 and glossary.ready
+    assert translator.get_glossary_entries(glossary) == {"dashboard": "Armaturenbrett"}
+    result = translator.translate_text(
+        "Open the dashboard.", source_lang="EN", target_lang="DE", glossary=glossary
+    )
+    assert result.text.strip()
+    assert glossary.glossary_id in {g.glossary_id for g in translator.list_glossaries()}
+    translator.delete_glossary(glossary)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        translator.get_glossary(glossary.glossary_id)

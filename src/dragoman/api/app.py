@@ -11,6 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from dragoman import __version__
 from dragoman.api import system
+from dragoman.api.deepl import glossaries as deepl_glossaries
 from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import register_error_handlers, render
@@ -22,6 +23,7 @@ from dragoman.engine.protocol import Translator
 from dragoman.metrics import Metrics, MetricsMiddleware
 from dragoman.service.admission import Admission
 from dragoman.service.generation import GenerationService
+from dragoman.service.glossary import GlossaryStore
 from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService, shared_detector
@@ -77,6 +79,7 @@ def build_app(
     app.state.engine_host = host
     app.state.admission = admission
     app.state.keys = keys
+    app.state.glossaries = GlossaryStore()
     app.state.generation = GenerationService(host.translator, metrics, admission, limits)
     app.state.service = TranslationService(host.translator, settings, metrics, admission, limits)
     # The last added runs first: metrics see every answer, the edge's refusals included; the
@@ -96,5 +99,6 @@ def build_app(
     app.include_router(openai.router)
     app.include_router(libretranslate.router)
     app.include_router(deepl.router)
+    app.include_router(deepl_glossaries.router)
     app.include_router(system.router)
     return app

@@ -25,7 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from dragoman.engine.prompts import PromptBuilder
-from dragoman.engine.protocol import FinishReason, Translation
+from dragoman.engine.protocol import FinishReason, Terms, Translation
 from dragoman.errors import EngineDead, EngineFailed
 from dragoman.models.prepare import resolve_model
 from dragoman.settings import EngineSettings
@@ -218,9 +218,11 @@ class MultiprocessTranslator:
         if not all(p.is_alive() for p in self._procs):
             raise EngineDead("a baseline worker process has died")
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
         await self.check_health()
-        ids, max_tokens = self.prompts.build(text, source, target)
+        ids, max_tokens = self.prompts.build(text, source, target, terms)
         key = uuid.uuid4().hex
         event, slot = asyncio.Event(), list[Any]()
         self._pending[key] = (event, slot)

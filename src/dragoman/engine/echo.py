@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Translation
+from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Terms, Translation
 
 
 class EchoTranslator:
@@ -20,7 +20,9 @@ class EchoTranslator:
         self.plans: dict[str, EnginePlan] = {}
         self._running = 0
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
         self._running += 1
         try:
             await asyncio.sleep(self.delay)

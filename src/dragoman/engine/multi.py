@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from dragoman.engine.protocol import ChatChunk, ChatEngine, ChatParams, Translation, Translator
+from dragoman.engine.protocol import (
+    ChatChunk,
+    ChatEngine,
+    ChatParams,
+    Terms,
+    Translation,
+    Translator,
+)
 from dragoman.errors import ModelNotFound, UnsupportedLanguage
 
 Pair = tuple[str, str]
@@ -24,11 +31,13 @@ class MultiTranslator:
     def pairs(self) -> dict[Pair, str]:
         return dict(self.routes)
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
         name = self.routes.get((source, target))
         if name is None:
             raise UnsupportedLanguage(f"no model on this server translates {source}->{target}")
-        return await self.translators[name].translate(text, source, target)
+        return await self.translators[name].translate(text, source, target, terms)
 
     def model_for(self, source: str, target: str) -> str:
         return self.routes.get((source, target), self.model_name)

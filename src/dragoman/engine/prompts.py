@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from dragoman.engine.protocol import Terms
 from dragoman.errors import TextTooLong
 from dragoman.languages import language_name
 from dragoman.text.markup import MARKER_HINT
@@ -28,10 +29,17 @@ def hints(text: str) -> str:
     return "".join(" " + h for h in out)
 
 
-def chat_messages(text: str, source: str, target: str) -> list[dict[str, str]]:
+def glossary_hint(terms: Terms) -> str:
+    if not terms:
+        return ""
+    pairs = "; ".join(f'"{s}" as "{t}"' for s, t in terms)
+    return f" Translate these terms exactly so: {pairs}."
+
+
+def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> list[dict[str, str]]:
     user = (
         f"Translate the following {language_name(source)} text into "
-        f"{language_name(target)}.{hints(text)}\n\n{text}"
+        f"{language_name(target)}.{hints(text)}{glossary_hint(terms)}\n\n{text}"
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
@@ -88,18 +96,20 @@ class PromptBuilder:
         self.stop = ["\n"] if fmt == "few-shot" else None
         self._prefix_len = len(self.prompt_ids("", "en", "fr"))
 
-    def prompt_ids(self, text: str, source: str, target: str) -> list[int]:
+    def prompt_ids(self, text: str, source: str, target: str, terms: Terms = ()) -> list[int]:
         if self.format == "few-shot":
             prompt = few_shot_prompt(text, source, target)
             return list(self.tokenizer.encode(prompt, add_special_tokens=True))
         prompt = self.tokenizer.apply_chat_template(
-            chat_messages(text, source, target), tokenize=False, add_generation_prompt=True
+            chat_messages(text, source, target, terms), tokenize=False, add_generation_prompt=True
         )
         return list(self.tokenizer.encode(prompt, add_special_tokens=False))
 
-    def build(self, text: str, source: str, target: str) -> tuple[list[int], int]:
+    def build(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> tuple[list[int], int]:
         """(prompt token ids, max output tokens); TextTooLong when the model has no room."""
-        ids = self.prompt_ids(text, source, target)
+        ids = self.prompt_ids(text, source, target, terms)
         text_tokens = max(1, len(ids) - self._prefix_len)
         budget = output_budget(text_tokens, self.ratio, self.cap)
         room = self.max_model_len - len(ids)

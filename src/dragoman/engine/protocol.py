@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from dragoman.engine.plan import EnginePlan
 
+Terms = tuple[tuple[str, str], ...]
+"""Glossary pairs for one text: (source term, target term)."""
+
 FinishReason = Literal["stop", "length", "repetition", "unchanged"]
 
 
@@ -29,8 +32,12 @@ class Translator(Protocol):
     plans: dict[str, EnginePlan]
     """Each model's engine plan (what the host got and why); empty without a real engine."""
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
-        """Translate one text. Raises TextTooLong, EngineFailed or EngineDead."""
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
+        """Translate one text; `terms` are glossary pairs (source term, target term) the text
+        holds, which the prompt asks the model to use. Raises TextTooLong, EngineFailed or
+        EngineDead."""
         ...
 
     async def check_health(self) -> None:

@@ -23,6 +23,7 @@ from dragoman.engine.protocol import (
     ChatFinish,
     ChatParams,
     FinishReason,
+    Terms,
     Translation,
 )
 from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, InvalidRequest
@@ -143,11 +144,13 @@ class VllmTranslator:
         except Exception as exc:
             raise EngineDead(f"the engine has stopped: {exc}") from exc
 
-    async def translate(self, text: str, source: str, target: str) -> Translation:
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
         from vllm.inputs import TokensPrompt
         from vllm.v1.engine.exceptions import EngineDeadError
 
-        ids, max_tokens = self.prompts.build(text, source, target)
+        ids, max_tokens = self.prompts.build(text, source, target, terms)
         params = self._base_params.clone()
         params.max_tokens = max_tokens
 

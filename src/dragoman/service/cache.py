@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from cachetools import LRUCache
 
-from dragoman.engine.protocol import Translation
+from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
 
 # Bump when prompts change what a model answers: cached translations of the old prompt go.
@@ -31,8 +31,9 @@ class TranslationCache:
         self._salt = f"{PROMPT_VERSION}|{salt}"
         self._metrics = metrics
 
-    def key(self, model: str, source: str, target: str, text: str) -> bytes:
-        raw = "\x1f".join((self._salt, model, source, target, text)).encode()
+    def key(self, model: str, source: str, target: str, text: str, terms: Terms = ()) -> bytes:
+        glossary = "\x1e".join(f"{s}\x1d{t}" for s, t in terms)
+        raw = "\x1f".join((self._salt, model, source, target, text, glossary)).encode()
         return hashlib.blake2b(raw, digest_size=16).digest()
 
     def get(self, key: bytes) -> Translation | None:

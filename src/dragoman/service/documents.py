@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dragoman.engine.protocol import Terms
 from dragoman.text.markup import Markup, parse_html, parse_xml
 from dragoman.text.placeholders import Masked, mask
 from dragoman.text.segment import Piece, SplitMode, join, split
@@ -22,6 +23,8 @@ class TextOptions:
     markup: MarkupKind | None = None
     ignore_tags: tuple[str, ...] = ()
     """Elements whose content is kept verbatim (DeepL's ignore_tags)."""
+    glossary: Terms = ()
+    """(source term, target term) pairs the model is asked to use."""
 
 
 PLAIN = TextOptions()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect._clean import has_letters, strip_non_language
-from dragoman.engine.protocol import FinishReason, Translation, Translator
+from dragoman.engine.protocol import FinishReason, Terms, Translation, Translator
 from dragoman.errors import (
     DeadlineExceeded,
     DragomanError,
@@ -31,6 +31,7 @@ from dragoman.service.cache import TranslationCache
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
+from dragoman.service.glossary import missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.settings import ServeSettings
@@ -47,6 +48,8 @@ class Translated:
     (None when a text has no letters or its language could not be told)."""
     detections: list[Detection] | None = None
     """Per text, when the source was detected."""
+    missed_terms: list[list[str]] | None = None
+    """Per text, with a glossary: source terms whose target term the translation lacks."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -171,7 +174,12 @@ class TranslationService:
             if src is not None and src != target
         }
         units = [(i, u) for i, p in plans.items() for u in p.units]
-        jobs = [(u, sources[i] or "", target) for i, u in units if needs_translation(u)]
+        glossary = options.glossary
+        jobs = [
+            (u, sources[i] or "", target, terms_in(u, glossary))
+            for i, u in units
+            if needs_translation(u)
+        ]
         remaining = deadline.remaining()
         if remaining <= 0:
             self.metrics.expired.inc()
@@ -207,20 +215,27 @@ class TranslationService:
             self.metrics.tokens.labels("input").inc(r.input_tokens)
             self.metrics.tokens.labels("output").inc(r.output_tokens)
         model = translator.model_for(next((s for s in sources if s), target), target)
-        return Translated(results, model, sources, detections)
+        missed_terms = None
+        if glossary:
+            missed_terms = [
+                missed(t, r.text, glossary) for t, r in zip(texts, results, strict=True)
+            ]
+            self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
+        return Translated(results, model, sources, detections, missed_terms)
 
     async def _unit(
-        self, translator: Translator, text: str, source: str, target: str
+        self, translator: Translator, text: str, source: str, target: str, terms: Terms
     ) -> Translation:
         """One unit: from the cache, else one engine request shared with any identical one
         in flight."""
         model = translator.model_for(source, target)
-        key = self.cache.key(model, source, target, text)
+        key = self.cache.key(model, source, target, text, terms)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
         result: Translation = await self._coalescer.run(
-            (model, source, target, text), lambda: translator.translate(text, source, target)
+            (model, source, target, text, terms),
+            lambda: translator.translate(text, source, target, terms),
         )
         self.cache.put(key, result)
         return result
@@ -228,7 +243,7 @@ class TranslationService:
     async def _fan_out(
         self,
         translator: Translator,
-        jobs: list[tuple[str, str, str]],
+        jobs: list[tuple[str, str, str, Terms]],
         ticket: Ticket,
         held: int,
         deadline: Deadline,
@@ -237,11 +252,11 @@ class TranslationService:
         places = asyncio.Semaphore(held)
         waiting = len(jobs)
 
-        async def one(text: str, source: str, target: str) -> Translation:
+        async def one(text: str, source: str, target: str, terms: Terms) -> Translation:
             nonlocal waiting
             async with places:
                 waiting -= 1
-                result = await self._unit(translator, text, source, target)
+                result = await self._unit(translator, text, source, target, terms)
             if waiting == 0:
                 ticket.done_one()  # nothing left to take the place: it frees
             return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -137,3 +138,40 @@ async def test_tag_handling_html_and_xml(client: httpx.AsyncClient) -> None:
     r = await client.post("/v2/translate", json=body, headers=AUTH)
     assert r.status_code == 400
     assert r.json()["message"].startswith("Tag handling parsing failed")
+
+
+async def test_glossaries(client: httpx.AsyncClient) -> None:
+    create = {
+        "name": "ui",
+        "source_lang": "en",
+        "target_lang": "de",
+        "entries": "Save\tSichern\nfile\tDatei\n",
+        "entries_format": "tsv",
+    }
+    r = await client.post("/v2/glossaries", json=create, headers=AUTH)
+    assert r.status_code == 201, r.text
+    info = r.json()
+    assert info["entry_count"] == 2 and info["ready"] is True
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", info["creation_time"])
+    gid = info["glossary_id"]
+    assert (await client.get(f"/v2/glossaries/{gid}/entries", headers=AUTH)).text == (
+        "Save\tSichern\nfile\tDatei\n"
+    )
+    assert [
+        g["glossary_id"]
+        for g in (await client.get("/v2/glossaries", headers=AUTH)).json()["glossaries"]
+    ] == [gid]
+    body = {"text": ["Save the file"], "source_lang": "EN", "target_lang": "DE", "glossary_id": gid}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.json()["translations"][0]["text"] == "[de] Sichern the Datei"  # the fake honours it
+    r = await client.post("/v2/translate", json={**body, "source_lang": None}, headers=AUTH)
+    assert r.status_code == 400 and "source_lang" in r.json()["message"]
+    r = await client.post("/v2/translate", json={**body, "target_lang": "FR"}, headers=AUTH)
+    assert r.status_code == 400
+    assert (await client.delete(f"/v2/glossaries/{gid}", headers=AUTH)).status_code == 204
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.status_code == 404 and "not found" in r.json()["message"]
+    pairs = (await client.get("/v2/glossary-language-pairs", headers=AUTH)).json()
+    assert {"source_lang": "en", "target_lang": "de"} in pairs["supported_languages"]
+    r = await client.post("/v2/glossaries", json={**create, "entries": "no tab"}, headers=AUTH)
+    assert r.status_code == 400

@@ -3,6 +3,8 @@ sentences as concurrent engine requests, layout kept, placeholders masked, the c
 
 from __future__ import annotations
 
+import dataclasses
+
 import httpx
 
 from tests.fakes import FakeTranslator
@@ -60,9 +62,9 @@ async def test_placeholders_are_masked_for_the_model_and_restored(
     seen: list[str] = []
     real = fake.translate
 
-    async def spy(text: str, source: str, target: str):  # type: ignore[no-untyped-def]
+    async def spy(text: str, source: str, target: str, terms=()):  # type: ignore[no-untyped-def]
         seen.append(text)
-        return await real(text, source, target)
+        return await real(text, source, target, terms)
 
     fake.translate = spy  # type: ignore[method-assign]
     r = await client.post(
@@ -131,3 +133,28 @@ async def test_native_html(client: httpx.AsyncClient) -> None:
     assert out.count("<i>") == 1 and 'src="c.png"' in out
     r = await client.post("/v1/translate", json=body("<a><b>broken</a>", format="xml"))
     assert r.status_code == 422 and "Tag handling parsing failed" in r.json()["error"]["message"]
+
+
+async def test_a_glossary_reaches_the_model_and_misses_are_reported(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    seen: list[tuple[str, object]] = []
+    real = fake.translate
+
+    async def spy(text: str, source: str, target: str, terms=()):  # type: ignore[no-untyped-def]
+        seen.append((text, terms))
+        result = await real(text, source, target, terms)
+        return result if "cloud" not in text else dataclasses.replace(result, text="[fr] nuage")
+
+    fake.translate = spy  # type: ignore[method-assign]
+    glossary = {"Save": "Enregistrer", "cloud": "nuagique", "absent": "absente"}
+    r = await client.post(
+        "/v1/translate", json=body(["Press Save now", "The cloud is up"], glossary=glossary)
+    )
+    items = r.json()["translations"]
+    assert items[0]["text"] == "[fr] Press Enregistrer now"  # the fake honours it
+    assert items[0]["glossary_missed"] == []
+    assert items[1]["glossary_missed"] == ["cloud"]  # the "model" ignored it: reported
+    assert dict(seen)["Press Save now"] == (("Save", "Enregistrer"),)  # only its own terms
+    r = await client.post("/v1/translate", json=body("Hello", glossary={"": "x"}))
+    assert r.status_code == 422

@@ -13,10 +13,12 @@ Options the model cannot honour, decided one by one:
   unsupported): `context`, `preserve_formatting`, `show_billed_characters`, `model_type`,
   `outline_detection`, `tag_handling_version`, `formality` = default | prefer_more |
   prefer_less, and unknown keys (`extra_body_parameters`);
+- honoured: `glossary_id` (or `glossary_ids`: their entries merged), with `source_lang`, as
+  DeepL requires, and the glossary's pair;
 - refused with 400: `formality` = more | less (as DeepL does for a target without formality;
-  /v2/languages says supports_formality false), glossaries (`glossary_id`, `glossary_ids`),
-  `custom_instructions`, `style_id`, `translation_memory_id`; `non_splitting_tags`,
-  `splitting_tags` and `outline_detection` are accepted and ignored.
+  /v2/languages says supports_formality false), `custom_instructions`, `style_id`,
+  `translation_memory_id`; `non_splitting_tags`, `splitting_tags` and `outline_detection` are
+  accepted and ignored.
 """
 
 from __future__ import annotations
@@ -40,8 +42,6 @@ _VARIANT_NAMES = {
 }
 _IN = {v.lower(): ours for ours, variants in _VARIANTS.items() for v in variants} | {"es-419": "es"}
 _REFUSED = {
-    "glossary_id": "glossaries are not supported by this server yet",
-    "glossary_ids": "glossaries are not supported by this server yet",
     "custom_instructions": "custom_instructions are not supported by this server",
     "style_id": "style rules are not supported by this server",
     "translation_memory_id": "translation memories are not supported by this server",
@@ -82,6 +82,8 @@ class DeepLTranslateRequest(BaseModel):
         description="1: sentences and newlines (default); nonewlines (default with html); 0.",
     )
     tag_handling: Literal["html", "xml"] | None = None
+    glossary_id: str | None = None
+    glossary_ids: list[str] = Field(default_factory=list)
     ignore_tags: list[str] = Field(default_factory=list)
 
     @field_validator("ignore_tags", mode="before")

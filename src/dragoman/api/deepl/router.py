@@ -51,8 +51,11 @@ async def translate(
     request: Request, caller: CallerDep, service: ServiceDep, deadline: DeadlineDep
 ) -> DeepLTranslateResponse:
     """DeepL's translate: JSON or form (repeated `text`); no `source_lang` detects each text's."""
-    params = await read_params(request, multi=frozenset({"text", "ignore_tags"}))
-    return await cancel_on_disconnect(request, serving.translate(params, service, caller, deadline))
+    params = await read_params(request, multi=frozenset({"text", "ignore_tags", "glossary_ids"}))
+    glossaries = request.app.state.glossaries
+    return await cancel_on_disconnect(
+        request, serving.translate(params, service, glossaries, caller, deadline)
+    )
 
 
 @router.get("/languages", response_model=list[DeepLLanguage], response_model_exclude_none=True)

@@ -4,6 +4,7 @@ given source, or each text's detected one). /v2/usage reports the key's characte
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dragoman.api.deepl.protocol import (
@@ -18,8 +19,10 @@ from dragoman.api.deepl.protocol import (
     to_deepl,
 )
 from dragoman.engine.protocol import Translator
+from dragoman.errors import InvalidRequest
 from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
+from dragoman.service.glossary import GlossaryStore
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService
@@ -29,12 +32,31 @@ NO_LIMIT = 10**12
 
 
 async def translate(
-    params: dict[str, Any], service: TranslationService, caller: Caller, deadline: Deadline
+    params: dict[str, Any],
+    service: TranslationService,
+    glossaries: GlossaryStore,
+    caller: Caller,
+    deadline: Deadline,
 ) -> DeepLTranslateResponse:
     req = parse_translate(params)
     target = from_deepl(req.target_lang, "target_lang")
     source = None if req.source_lang is None else from_deepl(req.source_lang, "source_lang")
-    out = await service.translate(req.text, source, target, caller, deadline, options_of(req))
+    options = options_of(req)
+    ids = [*([req.glossary_id] if req.glossary_id else []), *req.glossary_ids]
+    if ids:
+        if source is None:
+            raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
+        terms: list[tuple[str, str]] = []
+        for glossary_id in ids:
+            g = glossaries.get(glossary_id)
+            if (g.source_lang, g.target_lang) != (source, target):
+                raise InvalidRequest(
+                    f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
+                    f"{source}->{target}"
+                )
+            terms += g.entries
+        options = replace(options, glossary=tuple(terms))
+    out = await service.translate(req.text, source, target, caller, deadline, options)
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(

@@ -29,6 +29,12 @@ class TranslateRequest(BaseModel):
         'text between them translated; code, pre, script, style and translate="no" are '
         "left alone; malformed XML is 422.",
     )
+    glossary: dict[str, str] | None = Field(
+        default=None,
+        description='Terms to translate so: {"source term": "target term"}. Each sentence '
+        "holding a term is sent with it; `glossary_missed` says which the model did not use.",
+        examples=[{"save": "enregistrer"}],
+    )
     timeout: float | None = Field(
         default=None,
         gt=0,
@@ -73,6 +79,9 @@ class TranslationItem(BaseModel):
     output_tokens: int
     queue_seconds: float
     inference_seconds: float
+    glossary_missed: list[str] | None = Field(
+        default=None, description="With a glossary: its source terms the translation lacks."
+    )
 
 
 class Usage(BaseModel):

@@ -31,7 +31,12 @@ _ERRORS = {
 }
 
 
-@router.post("/translate", response_model=TranslateResponse, responses=_ERRORS)  # type: ignore[arg-type]
+@router.post(
+    "/translate",
+    response_model=TranslateResponse,
+    response_model_exclude_none=True,
+    responses=_ERRORS,  # type: ignore[arg-type]
+)
 async def translate(
     body: TranslateRequest,
     request: Request,

@@ -14,6 +14,7 @@ from dragoman.api.translate.protocol import (
 )
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import TextOptions
+from dragoman.service.glossary import check_entries
 from dragoman.service.keys import Caller
 from dragoman.service.translation import TranslationService
 
@@ -28,7 +29,11 @@ async def translate(
         req.target_lang,
         caller,
         deadline.tighten(req.timeout),
-        TextOptions(split=req.split_sentences, markup=None if req.format == "text" else req.format),
+        TextOptions(
+            split=req.split_sentences,
+            markup=None if req.format == "text" else req.format,
+            glossary=check_entries(tuple((req.glossary or {}).items())),
+        ),
     )
     results = out.results
     return TranslateResponse(
@@ -40,8 +45,9 @@ async def translate(
                 output_tokens=r.output_tokens,
                 queue_seconds=round(r.queue_seconds, 6),
                 inference_seconds=round(r.inference_seconds, 6),
+                glossary_missed=None if out.missed_terms is None else out.missed_terms[i],
             )
-            for r in results
+            for i, r in enumerate(results)
         ],
         model=out.model,
         source_lang=req.source_lang,
