@@ -286,42 +286,26 @@ def run_bench(s: BenchSettings) -> None:
     if s.guard_cost:
         from dragoman.bench import guardcost
 
-        result = guardcost.run_guard_cost(s, console)
-        s.out.mkdir(parents=True, exist_ok=True)
-        (s.out / "guard.json").write_text(json.dumps(result, indent=1))
-        md = guardcost.markdown(result)
-        (s.out / "guard.md").write_text(md)
-        console.print(md)
+        out = guardcost.run_guard_cost(s, console)
+        _save(s, "guard", out, guardcost.markdown(out), console)
         return
     if s.documents:
         from dragoman.bench import documents
 
         out = asyncio.run(documents.run_documents_bench(s, console))
-        s.out.mkdir(parents=True, exist_ok=True)
-        (s.out / "documents.json").write_text(json.dumps(out, indent=1))
-        md = documents.markdown(out)
-        (s.out / "documents.md").write_text(md)
-        console.print(md)
+        _save(s, "documents", out, documents.markdown(out), console)
         return
     if s.surfaces:
         from dragoman.bench import surfaces
 
         out = asyncio.run(surfaces.run_surfaces_bench(s, console))
-        s.out.mkdir(parents=True, exist_ok=True)
-        (s.out / "surfaces.json").write_text(json.dumps(out, indent=1))
-        md = surfaces.markdown(out)
-        (s.out / "surfaces.md").write_text(md)
-        console.print(md)
+        _save(s, "surfaces", out, surfaces.markdown(out), console)
         return
     if s.proxy:
         from dragoman.bench import proxy
 
         out = asyncio.run(proxy.run_proxy_bench(s, console))
-        s.out.mkdir(parents=True, exist_ok=True)
-        (s.out / "proxy.json").write_text(json.dumps(out, indent=1))
-        md = proxy.markdown(out, s)
-        (s.out / "proxy.md").write_text(md)
-        console.print(md)
+        _save(s, "proxy", out, proxy.markdown(out, s), console)
         return
     results = asyncio.run(Bench(s, console).run())
     paths = report.write(results, s.out)
