@@ -99,7 +99,8 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     @app.post("/v1/translate")
     async def translate(body: TranslateRequest, request: Request) -> Response:
         """Validated here (same errors as a server), routed by its pair."""
-        return await relay(request, (body.source_lang, body.target_lang))
+        source = None if body.source_lang == "auto" else body.source_lang
+        return await relay(request, (source, body.target_lang))
 
     @app.post("/translate", tags=["libretranslate"])
     async def lt_translate(request: Request) -> Response:

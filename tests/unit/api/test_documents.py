@@ -158,3 +158,14 @@ async def test_a_glossary_reaches_the_model_and_misses_are_reported(
     assert dict(seen)["Press Save now"] == (("Save", "Enregistrer"),)  # only its own terms
     r = await client.post("/v1/translate", json=body("Hello", glossary={"": "x"}))
     assert r.status_code == 422
+
+
+async def test_native_source_auto_detects_each_text(client: httpx.AsyncClient) -> None:
+    texts = ["Good morning, how are you today?", "Guten Morgen, wie geht es dir heute?", "42"]
+    r = await client.post(
+        "/v1/translate", json={"text": texts, "source_lang": "auto", "target_lang": "fr"}
+    )
+    assert r.status_code == 200, r.text
+    items = r.json()["translations"]
+    assert [i.get("detected_source_lang") for i in items] == ["en", "de", None]
+    assert [i["finish_reason"] for i in items] == ["stop", "stop", "unchanged"]

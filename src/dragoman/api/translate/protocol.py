@@ -15,7 +15,11 @@ class TranslateRequest(BaseModel):
         description="One text, or a list of texts translated concurrently (order is kept).",
         examples=["Thank you very much for your help."],
     )
-    source_lang: str = Field(description="ISO 639-1 code of the text's language.", examples=["en"])
+    source_lang: str = Field(
+        description="ISO 639-1 code of the text's language, or `auto`: each text's is detected "
+        "on its own (`detected_source_lang` in each translation).",
+        examples=["en"],
+    )
     target_lang: str = Field(description="ISO 639-1 code to translate into.", examples=["fr"])
     split_sentences: Literal["0", "1", "nonewlines"] = Field(
         default="1",
@@ -79,6 +83,11 @@ class TranslationItem(BaseModel):
     output_tokens: int
     queue_seconds: float
     inference_seconds: float
+    detected_source_lang: str | None = Field(
+        default=None,
+        description="With source_lang auto: the language detected for this text (absent when "
+        "it has no letters).",
+    )
     glossary_missed: list[str] | None = Field(
         default=None, description="With a glossary: its source terms the translation lacks."
     )

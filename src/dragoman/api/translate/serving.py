@@ -25,7 +25,7 @@ async def translate(
     started = time.monotonic()
     out = await service.translate(
         req.texts,
-        req.source_lang,
+        None if req.source_lang == "auto" else req.source_lang,
         req.target_lang,
         caller,
         deadline.tighten(req.timeout),
@@ -46,6 +46,7 @@ async def translate(
                 queue_seconds=round(r.queue_seconds, 6),
                 inference_seconds=round(r.inference_seconds, 6),
                 glossary_missed=None if out.missed_terms is None else out.missed_terms[i],
+                detected_source_lang=out.sources[i] if out.detections is not None else None,
             )
             for i, r in enumerate(results)
         ],
