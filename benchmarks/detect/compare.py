@@ -349,6 +349,31 @@ def host_meta() -> dict[str, Any]:
     return {"label": h.label(), "host": h.as_dict(), "avx512_amx_flags": wide}
 
 
+def host_cpus() -> tuple[int, ...]:
+    from dragoman import host
+
+    return host.detect().usable_cpus
+
+
+def _busy_cpu_s() -> float:
+    """CPU seconds the whole machine spent busy since boot."""
+    import psutil
+
+    t = psutil.cpu_times()
+    return float(t.user + t.nice + t.system + getattr(t, "irq", 0) + getattr(t, "softirq", 0))
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process and its finished workers."""
+    import resource
+
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def markdown(results: list[dict[str, Any]]) -> str:
     head = (
         "| detector | all | <=20 | 21-60 | >60 | all, no pre-rules | 16 languages: per text "
@@ -396,6 +421,7 @@ def main() -> None:
         "long": make_long_texts(corpus["pools"], args.long_per_language, args.seed),
     }
     results = []
+    busy_before, ours_before, wall_before = _busy_cpu_s(), _own_cpu_s(), time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.json"
         path.write_text(json.dumps(data, ensure_ascii=False))
@@ -413,6 +439,10 @@ def main() -> None:
                 sys.exit(f"{name} failed:\n{out.stderr}")
             results.append(json.loads(out.stdout))
 
+    # Timings are only as good as the machine was quiet: say how busy the rest of it was.
+    others = (_busy_cpu_s() - busy_before) - (_own_cpu_s() - ours_before)
+    cpus = len(host_cpus())
+    others_share = round(100 * max(others, 0) / ((time.monotonic() - wall_before) * cpus), 1)
     items = corpus["items"]
     django_version = importlib.metadata.version("django")
     counts = {b: sum(1 for i in items if i["bucket"] == b) for b, _, _ in BUCKETS}
@@ -421,6 +451,7 @@ def main() -> None:
         | {
             "command": " ".join(sys.argv),
             "python": sys.version.split()[0],
+            "other_processes_cpu_percent": others_share,
             "served": list(SERVED),
             "source": f"Django {django_version} catalogues (msgstr; en: msgid)",
             "texts_per_bucket": counts,
@@ -431,6 +462,7 @@ def main() -> None:
     }
     table = markdown(results)
     print(report["meta"]["label"], report["meta"]["avx512_amx_flags"])
+    print(f"other processes used {others_share}% of the CPUs during the run")
     print(table)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
