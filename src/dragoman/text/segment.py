@@ -35,11 +35,19 @@ class Piece:
     """Whitespace after the text (kept as is)."""
 
 
+# A list item's marker is layout, not text: it stays as it is ("- ", "* ", "• ", "1. ", "2) ").
+_BULLET = re.compile(r"(?:[-*•·–]|\d{1,3}[.)])[ \t]+(?=\S)")
+
+
 def _piece(raw: str) -> Piece:
     core = raw.strip()
     if not core:
         return Piece(raw, "", "")
     start = raw.index(core[0])
+    bullet = _BULLET.match(raw, start)
+    if bullet:
+        start = bullet.end()
+        core = raw[start:].rstrip()
     return Piece(raw[:start], core, raw[start + len(core) :])
 
 

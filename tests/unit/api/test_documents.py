@@ -20,8 +20,8 @@ SENTENCES = [
     "Our new release is out.",
     "It brings faster start-up and a smaller memory footprint!",
     "What changed?",
-    "- the engine starts in half the time",
-    "- a patch for the cache",
+    "the engine starts in half the time",
+    "a patch for the cache",
     "Thanks to everyone who helped.",
     "See you soon.",
 ]

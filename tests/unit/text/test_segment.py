@@ -27,7 +27,13 @@ def test_layout_is_kept_exactly() -> None:
         "It brings faster start-up and a smaller memory footprint!",
         "What changed?",
     ]
-    assert "- Dr. Smith's patch for the cache" in cores(DOC)  # no split after "Dr."
+    assert "Dr. Smith's patch for the cache" in cores(DOC)  # no split after "Dr."
+    # List markers are layout: kept out of what the model sees.
+    assert "the engine starts in half the time" in cores(DOC)
+    numbered = cores("1. First step\n2) Second step\n* Third")
+    assert {"First step", "Second step", "Third"} <= set(numbered)
+    assert all(c in ("1.", "First step", "Second step", "Third") for c in numbered)
+    assert cores("-5 degrees today\n- ") == ["-5 degrees today", "-"]
     upper = join(pieces, [p.core.upper() for p in pieces if p.core])
     assert upper.count("\n") == DOC.count("\n") and upper.startswith("OUR NEW")
 
