@@ -31,6 +31,8 @@ LANGUAGES = "en,fr,de,es,zh,ko"
 
 
 def start_servers(logs: Path) -> dict[str, Launched]:
+    # No translation cache in either: every request takes the whole path, engine call included.
+    common = ("--echo-delay", "0", "--cache-mib", "0")
     keys = logs / "keys"
     keys.write_text(f"{hash_key(KEY)} bench\n")
     keys.chmod(0o600)
@@ -38,8 +40,7 @@ def start_servers(logs: Path) -> dict[str, Launched]:
     on = launch_echo(
         logs,
         LANGUAGES,
-        "--echo-delay",
-        "0",
+        *common,
         "--api-keys-file",
         str(keys),
         *limits,
@@ -47,7 +48,7 @@ def start_servers(logs: Path) -> dict[str, Launched]:
         HIGH,
     )
     try:
-        off = launch_echo(logs, LANGUAGES, "--echo-delay", "0", "--max-admitted", "0")
+        off = launch_echo(logs, LANGUAGES, *common, "--max-admitted", "0")
     except Exception:
         on.stop()
         raise

@@ -236,7 +236,8 @@ async def run_overload_bench(s: BenchSettings, console: Console) -> dict[str, An
     # Distinct texts only: identical ones in flight would be coalesced into one engine request.
     built = workloads.build(s.workload, s.workload_size, s.seed)
     items = list({(i.text, i.target): i for i in built}.values())
-    flags = [*engine_flags(s), "--log-level", "warning"]
+    # No translation cache: phases send the same texts again, and a hit is no engine work.
+    flags = [*engine_flags(s), "--cache-mib", "0", "--log-level", "warning"]
     server = await asyncio.to_thread(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
@@ -323,7 +324,8 @@ def markdown(out: dict[str, Any]) -> str:
         f"# Overload: {meta['machine']}",
         "",
         f"One `dragoman serve` (max_num_seqs {meta['max_num_seqs']}, admission bound "
-        f"{out['admission_limit']} texts, its default), workload `{meta['workload']}`, "
+        f"{out['admission_limit']} texts, its default; translation cache off), workload "
+        f"`{meta['workload']}`, "
         f"{meta['seconds_per_phase']:g} s a phase, phases in this order. At 4x, refused clients "
         f"wait Retry-After and send again; with back-off, the longer of Retry-After and the "
         f"deepl client's schedule (1 s, x1.6 a retry, jitter); both at most "

@@ -3,7 +3,8 @@ descriptors sampled, to show they do not grow. The same traffic drives tests/rou
 for a minute.
 
 The server is the echo architecture (no model: thousands of requests a minute through every
-path of our own code) with a small admission bound, keys on, and small input limits, so each
+path of our own code) with a small admission bound, keys on, a small translation cache that
+every new text passes through (it fills, then keeps evicting), and small input limits, so each
 round of traffic has successes, refusals (413, 422, 400, 401, 429), deadlines (504) and
 clients that leave mid-request. Memory and descriptors are sampled with no client connected
 (after the server has closed every connection), so a reading is not the number of sockets a
@@ -12,6 +13,7 @@ pool happens to hold at that instant."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 from collections import Counter
@@ -34,6 +36,7 @@ BOUND = 8  # texts admitted at once; a round sends more
 MAX_TEXT_CHARS = 1000
 MAX_BODY_BYTES = 16 * 1024
 HIGH = str(10**9)  # per-key limits on, never reached: their bookkeeping runs on every request
+CACHE_MIB = 1  # the translation cache on and small: it fills early and evicts from then on
 SENTENCES = (
     "The museum opens at nine in the morning.",
     "Please close the window before you leave.",
@@ -58,6 +61,8 @@ def launch_soak_server(log_dir: Path) -> Launched:
         str(MAX_TEXT_CHARS),
         "--max-body-bytes",
         str(MAX_BODY_BYTES),
+        "--cache-mib",
+        str(CACHE_MIB),
         "--api-keys-file",
         str(keys),
         "--key-requests-per-minute",
@@ -103,10 +108,18 @@ async def settle(pid: int, within: float = 10.0) -> bool:
     return False
 
 
+_serial = itertools.count()
+
+
+def _text() -> str:
+    """A text never sent before: each one misses the cache and goes to the engine (and into
+    the cache, which then keeps evicting)."""
+    n = next(_serial)
+    return f"{SENTENCES[n % len(SENTENCES)]} ({n})"
+
+
 def _body(n: int = 1) -> dict[str, Any]:
-    text: str | list[str] = SENTENCES[n % len(SENTENCES)]
-    if n > 1:
-        text = [SENTENCES[i % len(SENTENCES)] for i in range(n)]
+    text: str | list[str] = _text() if n == 1 else [_text() for _ in range(n)]
     return {"text": text, "source_lang": "en", "target_lang": "fr"}
 
 
