@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from dragoman.service.admission import Admission
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
+# Finer, for the dashboard's windowed percentiles of a text's queue and compute time.
+_STAGE_BUCKETS = (
+    *(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0),
+    *(3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0, 256.0),
+)
 
 
 class HttpMetrics:
@@ -68,6 +73,20 @@ class Metrics:
             f"{prefix}_translation_tokens_total",
             "Tokens through the engine.",
             ["direction"],
+            registry=r,
+        )
+        # Per text (the answer's queue_seconds and inference_seconds), on every architecture;
+        # vLLM's own request_queue_time histogram counts engine requests of the real engine only.
+        self.queue_time = Histogram(
+            f"{prefix}_translation_queue_seconds",
+            "Per translated text: the longest time its engine requests waited to be scheduled.",
+            buckets=_STAGE_BUCKETS,
+            registry=r,
+        )
+        self.inference_time = Histogram(
+            f"{prefix}_translation_inference_seconds",
+            "Per translated text: the longest time its engine requests spent computing.",
+            buckets=_STAGE_BUCKETS,
             registry=r,
         )
         self.chat_completions = Counter(

@@ -28,6 +28,8 @@ from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService, shared_detector
 from dragoman.settings import ServeSettings
+from dragoman.web.routes import add_web, server_stats
+from dragoman.web.stats import ServerStats
 
 
 def limits_of(settings: ServeSettings) -> Limits:
@@ -61,10 +63,11 @@ def build_app(
         settings.key_requests_per_minute, settings.key_chars_per_minute, settings.key_chars_per_day
     )
     metrics.watch_admission(admission)
+    stats = ServerStats(metrics, host, settings.architecture)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host:
+        async with host, stats:
             metrics.watch_engines(host.plans)
             yield
 
@@ -80,6 +83,7 @@ def build_app(
     app.state.admission = admission
     app.state.keys = keys
     app.state.glossaries = GlossaryStore()
+    app.state.stats = stats
     app.state.generation = GenerationService(host.translator, metrics, admission, limits)
     app.state.service = TranslationService(host.translator, settings, metrics, admission, limits)
     # The last added runs first: metrics see every answer, the edge's refusals included; the
@@ -101,4 +105,5 @@ def build_app(
     app.include_router(deepl.router)
     app.include_router(deepl_glossaries.router)
     app.include_router(system.router)
+    add_web(app, server_stats)  # the translate page, the dashboard and /v1/stats
     return app

@@ -27,6 +27,8 @@ from dragoman.router.compat import PASSED, deepl_want, libretranslate_want
 from dragoman.router.health import run_checks
 from dragoman.router.proxy import forward, outgoing
 from dragoman.settings import RouteSettings
+from dragoman.web.routes import add_web, router_stats
+from dragoman.web.stats import RouterStats
 
 
 def get_pool(request: Request) -> Pool:
@@ -56,6 +58,7 @@ def backends_from(settings: RouteSettings) -> list[Backend]:
 def build_router_app(settings: RouteSettings) -> FastAPI:
     metrics = RouterMetrics()
     pool = Pool(backends_from(settings), settings.fail_threshold, settings.recover_threshold)
+    stats = RouterStats(metrics, pool)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,6 +69,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         async with (
             httpx.AsyncClient(limits=limits, timeout=timeout) as client,
             httpx.AsyncClient(timeout=settings.check_timeout) as checker,
+            stats,
         ):
             app.state.client = client
             task = asyncio.create_task(run_checks(checker, pool, metrics, settings.check_interval))
@@ -79,6 +83,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     app = FastAPI(title="dragoman router", version=__version__, lifespan=lifespan)
     app.state.pool = pool
     app.state.metrics = metrics
+    app.state.stats = stats
     app.add_middleware(
         EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
     )
@@ -157,6 +162,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     async def metrics_route() -> Response:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
+    add_web(app, router_stats)  # the translate page, the dashboard and /v1/stats
     return app
 
 

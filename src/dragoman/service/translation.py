@@ -214,6 +214,9 @@ class TranslationService:
             self.metrics.translations.labels(r.finish_reason).inc()
             self.metrics.tokens.labels("input").inc(r.input_tokens)
             self.metrics.tokens.labels("output").inc(r.output_tokens)
+            if r.inference_seconds > 0:  # unchanged texts and cache hits cost no engine time
+                self.metrics.queue_time.observe(r.queue_seconds)
+                self.metrics.inference_time.observe(r.inference_seconds)
         model = translator.model_for(next((s for s in sources if s), target), target)
         missed_terms = None
         if glossary:
