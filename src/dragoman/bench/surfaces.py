@@ -51,10 +51,14 @@ async def _batching(
     texts = [i for i in items if i.target == target][:BATCH]
     rounds: dict[str, list[float]] = {"list": [], "sequential": []}
     for n in range(ROUNDS):
-        # A different text set per round: nothing is answered from work still in flight.
-        batch = [workloads.Item(f"{i.text} ({n})", i.source, i.target, i.kind) for i in texts]
         order = ("list", "sequential") if n % 2 == 0 else ("sequential", "list")
         for mode in order:
+            # A different text set per round and mode: nothing is answered from the cache or
+            # from work still in flight.
+            batch = [
+                workloads.Item(f"{i.text} ({n}{mode[0]})", i.source, i.target, i.kind)
+                for i in texts
+            ]
             started = time.perf_counter()
             if mode == "list":
                 body = {"q": [i.text for i in batch], "source": batch[0].source, "target": target}
