@@ -41,3 +41,17 @@ if [ "$engine" = cpu ] && ! ls /usr/lib/*/libtcmalloc_minimal.so.4 /usr/lib/libt
     echo "note: no libtcmalloc; for faster CPU inference: sudo apt-get install libtcmalloc-minimal4"
   fi
 fi
+
+# The web pages' browser tests (tests/web) drive Debian's chromium through Playwright, never a
+# downloaded browser. Installed for scripts/test only (serving needs no browser); without it
+# those tests skip and say why.
+if [ "$(basename "$0")" = test ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing chromium (the web pages' browser tests)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+    } >/dev/null 2>&1 || echo "note: chromium not installed; the browser tests will skip"
+  else
+    echo "note: no chromium; for the browser tests: sudo apt-get install chromium"
+  fi
+fi

@@ -455,6 +455,10 @@ class BenchSettings(EngineSettings):
     soak_seconds: float = Field(default=300.0, gt=0)
     """How long --soak sends traffic, after its warm-up."""
 
+    open_dashboard: bool = False
+    """Open the dashboard (/dashboard) of each dragoman server under test in a browser; its
+    address is printed either way."""
+
 
 class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"

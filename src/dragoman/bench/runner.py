@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dragoman.bench import report, workloads
+from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
@@ -146,6 +147,8 @@ class Bench:
     async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
         task = bar.add_task(f"{arch}: starting", total=None)
         server, target = await asyncio.to_thread(self.launch, arch)
+        if arch != PEER:
+            announce(self.console, server.url, self.s.open_dashboard)
         runs = []
         try:
             # Warm-up, not recorded: first-request costs are not the steady state.
@@ -210,6 +213,7 @@ class Bench:
         ) as bar:
             if self.s.url:
                 target = DragomanTarget(self.s.url.rstrip("/"))
+                announce(self.console, target.url, self.s.open_dashboard)
                 task = bar.add_task("server", total=self.s.requests_per_level)
                 for level in self.levels:
                     records, monitor = await self.run_level(
