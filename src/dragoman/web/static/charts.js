@@ -26,11 +26,11 @@ class LineChart {
     return Number(v.toPrecision(2)) + this.unit;  // 0.025, 0.5
   }
 
-  // A "nice" top for the y axis: 1, 2 or 5 times a power of ten, at least the largest value.
+  // A "nice" top for the y axis (1, 2, 4, 6 or 8 times a power of ten: quarters read well).
   static niceTop(value) {
     if (!(value > 0)) return 1;
     const p = 10 ** Math.floor(Math.log10(value));
-    for (const m of [1, 2, 5, 10]) if (m * p >= value) return m * p;
+    for (const m of [1, 2, 4, 6, 8, 10]) if (m * p >= value) return m * p;
     return 10 * p;
   }
 
