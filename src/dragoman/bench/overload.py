@@ -187,6 +187,12 @@ async def _measured(
     # The API process alone (HTTP, admission, refusals), without the engine's processes.
     api_used = (api1.user - api0.user) + (api1.system - api0.system)
     out["api_process_cpu_percent"] = 100 * api_used / wall / cores
+    # Whatever else ran on the machine meanwhile: a phase that shared it is not comparable.
+    if out["system_cpu_percent"] is not None and out["server_cpu_percent"] is not None:
+        out["other_cpu_percent"] = max(
+            0.0,
+            out["system_cpu_percent"] - out["server_cpu_percent"] - out["load_client_cpu_percent"],
+        )
     after = await _counters(server.url)
     out["server_counters"] = {k: after[k] - before[k] for k in COUNTERS}
     out["attempt_fields"] = FIELDS
@@ -333,7 +339,7 @@ def markdown(out: dict[str, Any]) -> str:
         "",
         "| phase | clients | 200s | goodput req/s | admitted p50 / p99 s | with retries p99 s "
         "| clients served | 429s | 429 answer p50 / p99 ms | 5xx | connection errors "
-        "| server CPU % | API process CPU % | load client CPU % | whole machine CPU % |",
+        "| server CPU % | API process CPU % | load client CPU % | other processes CPU % |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     phases = [("saturation", p) for p in out["sweep"]] + [
@@ -352,7 +358,7 @@ def markdown(out: dict[str, Any]) -> str:
             f"| {p['with_retries_p99_s']:.2f} | {p['clients_served']} | {p['refused_429']} "
             f"| {refusals} | {p['status_5xx']} | {p['connection_errors']} "
             f"| {'-' if cpu is None else f'{cpu:.0f}'} | {p['api_process_cpu_percent']:.0f} "
-            f"| {p['load_client_cpu_percent']:.0f} | {p['system_cpu_percent']:.0f} |"
+            f"| {p['load_client_cpu_percent']:.0f} | {p.get('other_cpu_percent', 0):.0f} |"
         )
     over, slower = out["overload"], out["overload_backoff"]
     lines += [
@@ -376,7 +382,8 @@ def markdown(out: dict[str, Any]) -> str:
         f"{_verdict(met['refusal_p50_within_100ms'])}",
         "",
         "Server CPU: its process tree (engine included); API process: the HTTP server alone; "
-        "both in % of all cores, which the load client shares. Clients served: clients with "
+        "both in % of all cores, which the load client shares; other processes: the rest of the "
+        "machine's use (above a few %, the phase shared the cores). Clients served: clients with "
         "at least one 200. With retries: from a text's first attempt to its 200, refusals and "
         "waits included. Texts coalesced with an identical one in flight (no engine work), by "
         "phase: "

@@ -276,7 +276,8 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [
         f"# Soak: {out['meta']['machine']}",
         "",
-        f"Echo server (admission bound {BOUND}, echo delay {ECHO_DELAY:g} s, keys on), "
+        f"Echo server (admission bound {BOUND}, echo delay {ECHO_DELAY:g} s, keys on, a "
+        f"{CACHE_MIB} MiB translation cache and every text new), "
         f"{out['rounds']} rounds of {len(out['round'])} requests at once over {seconds:.0f} s "
         f"after {out['warmup_rounds']} rounds of warm-up: {out['requests']} requests in all.",
         "",
