@@ -15,7 +15,9 @@ import pytest
 INSTALL = "scripts/_env.sh installs it when run as root; else `sudo apt-get install chromium`"
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session-scoped: while sync Playwright runs, its event loop is the
+# thread's, and the async tests of later modules could not start their own.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

@@ -108,7 +108,8 @@ class Sampler:
         self._raws.append((at, raw))
 
     def answer(self, since: float | None) -> dict[str, Any]:
-        points = [p for p in self.points if since is None or p["t"] > since]
+        kept = list(self.points)  # one copy under the GIL: the sampler thread appends
+        points = [p for p in kept if since is None or p["t"] > since]
         return {
             **self.header(),
             "interval_seconds": self.interval,
@@ -120,7 +121,8 @@ class Sampler:
         while True:
             await asyncio.sleep(self.interval)
             try:
-                self.sample()
+                # Off the event loop: the /proc reads take a millisecond or two.
+                await asyncio.to_thread(self.sample)
             except Exception:  # one bad sample must not end the dashboard's history
                 log.exception("stats sample failed")
 
