@@ -1,7 +1,12 @@
 """Admission control: a bound on admitted work, counted in engine requests (one per text, in
 the engine or waiting for it). A request is admitted whole or refused at once with a
 `Retry-After` derived from how fast admitted work has been finishing; admitted work is never
-dropped. Draining (SIGTERM) refuses everything new and waits for what was admitted."""
+dropped. Draining (SIGTERM) refuses everything new and waits for what was admitted.
+
+Refused requests queue up in a virtual line: each is told to come back when the places of
+everyone refused before it (and its own) will have drained at the current rate, so a crowd of
+refused clients comes back spread out at about the rate the server can take them, instead of
+all at once every second (each refusal costs the server CPU the engine could use)."""
 
 from __future__ import annotations
 
@@ -65,6 +70,7 @@ class Admission:
         self.draining = False
         self._completions: deque[tuple[float, int]] = deque()
         self._busy_since: float | None = None
+        self._line = 0.0  # when the last refused request's places will have drained
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -104,10 +110,9 @@ class Admission:
         self.check_open()
         if self.limit and self.in_flight + n > self.limit:
             excess = self.in_flight + n - self.limit
-            wait = self._seconds_for(excess)
             raise Overloaded(
                 f"the server is at its limit of {self.limit} texts in flight; retry later",
-                _clamp_retry(wait if wait is not None else MIN_RETRY),
+                _clamp_retry(self._place_in_line(excess, n)),
             )
         queued = self.in_flight - self.capacity
         if deadline_seconds is not None and queued > 0:
@@ -124,6 +129,18 @@ class Admission:
             self._idle.clear()
         self.in_flight += n
         return Ticket(self, n)
+
+    def _place_in_line(self, excess: int, n: int) -> float:
+        """Seconds until a refused request of `n` texts, `excess` over the bound, may expect
+        room: behind everyone refused before it, at the current drain rate."""
+        rate = self.rate()
+        if rate <= 0:
+            return MIN_RETRY
+        now = self._clock()
+        self._line = max(self._line, now + excess / rate)
+        wait = self._line - now
+        self._line = min(self._line + n / rate, now + MAX_RETRY)
+        return wait
 
     def _leave(self, n: int, completed: bool) -> None:
         self.in_flight -= n

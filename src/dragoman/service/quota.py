@@ -34,6 +34,7 @@ class KeyLimits:
         self._clock = clock
         self._now = now
         self._use: dict[str, deque[tuple[float, int]]] = {}
+        self._chars: dict[str, int] = {}  # the characters in each key's window, kept current
         self._day: dict[str | None, tuple[dt.date, int]] = {}
 
     def day_usage(self, caller: Caller) -> int:
@@ -58,7 +59,7 @@ class KeyLimits:
         use = self._use.setdefault(key, deque())
         horizon = self._clock() - WINDOW
         while use and use[0][0] <= horizon:
-            use.popleft()
+            self._chars[key] -= use.popleft()[1]
         return use
 
     def check(self, caller: Caller, chars: int) -> None:
@@ -80,7 +81,7 @@ class KeyLimits:
                 f"this key's limit of {self.rpm} requests a minute is used up",
                 _retry(at + WINDOW - now),
             )
-        used = sum(n for _, n in use)
+        used = self._chars.get(caller.key, 0)  # a running total: no sum per request
         if self.cpm and used + chars > self.cpm:
             freed, at = 0, now
             for t, n in use:
@@ -100,6 +101,7 @@ class KeyLimits:
         if caller.key is None or not (self.rpm or self.cpm):
             return
         self._window(caller.key).append((self._clock(), chars))
+        self._chars[caller.key] = self._chars.get(caller.key, 0) + chars
 
 
 def _retry(seconds: float) -> int:

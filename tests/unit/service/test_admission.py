@@ -138,3 +138,22 @@ async def test_drain_refuses_new_work_and_waits_for_admitted() -> None:
     t.done_one()
     t.done_one()
     await asyncio.wait_for(waiter, 1)
+
+
+def test_refused_requests_are_spread_out_in_a_line() -> None:
+    """A crowd refused at once is told to come back one after another, at the drain rate,
+    rather than all together after a second."""
+    clock = Clock()
+    a = Admission(limit=10, capacity=2, clock=clock)
+    tickets = [a.admit(1) for _ in range(10)]
+    for t in tickets[:4]:  # 1 text a second
+        clock.now += 1
+        t.done_one()
+    for _ in range(4):
+        a.admit(1)
+    waits = []
+    for _ in range(5):
+        with pytest.raises(Overloaded) as exc:
+            a.admit(1)
+        waits.append(exc.value.retry_after)
+    assert waits == [1, 2, 3, 4, 5]

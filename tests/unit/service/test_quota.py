@@ -84,3 +84,18 @@ def test_day_usage_is_counted_without_keys_too() -> None:
     limits = KeyLimits(0, 0, chars_per_day=10)
     use(limits, ANONYMOUS, 50)  # no key: no quota, but the server's day is counted
     assert limits.day_usage(ANONYMOUS) == 50
+
+
+def test_characters_per_minute_running_total_ages_out() -> None:
+    clock = Clock()
+    limits = KeyLimits(0, 100, clock=clock)
+    for _ in range(10):
+        use(limits, ALICE, 10)  # 100 in the minute
+        clock.now += 1
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 1)
+    clock.now += 51  # t=561: the entries of t=500 and t=501 have aged out (80 left)
+    use(limits, ALICE, 10)  # 90
+    limits.check(ALICE, 10)  # exactly 100 fits
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 11)
