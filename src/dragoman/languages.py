@@ -53,13 +53,15 @@ def language_name(code: str) -> str:
         raise UnsupportedLanguage(f"unknown language code {code!r}") from None
 
 
+def check_code(field: str, code: str, served: tuple[str, ...]) -> None:
+    if code not in NAMES:
+        raise UnsupportedLanguage(f"{field}: unknown language code {code!r} (ISO 639-1)")
+    if code not in served:
+        raise UnsupportedLanguage(f"{field}: {code!r} ({NAMES[code]}) is not served by this model")
+
+
 def check_pair(source: str, target: str, served: tuple[str, ...]) -> None:
-    for field, code in (("source_lang", source), ("target_lang", target)):
-        if code not in NAMES:
-            raise UnsupportedLanguage(f"{field}: unknown language code {code!r} (ISO 639-1)")
-        if code not in served:
-            raise UnsupportedLanguage(
-                f"{field}: {code!r} ({NAMES[code]}) is not served by this model"
-            )
+    check_code("source_lang", source, served)
+    check_code("target_lang", target, served)
     if source == target:
         raise UnsupportedLanguage(f"source_lang and target_lang are both {source!r}")

@@ -34,6 +34,11 @@ def has_letters(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
+def has_language(text: str) -> bool:
+    """False for numbers, emoji, URLs, placeholders or markup alone: nothing in any language."""
+    return has_letters(strip_non_language(text))
+
+
 def _script(ch: str) -> str:
     """The script of one letter, as far as the shortcuts need it."""
     cp = ord(ch)

@@ -15,16 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dragoman.detect import Detection, LanguageDetector
-from dragoman.detect._clean import has_letters, strip_non_language
+from dragoman.detect import has_language as needs_translation
 from dragoman.engine.protocol import FinishReason, Terms, Translation, Translator
 from dragoman.errors import (
     DeadlineExceeded,
     DragomanError,
     TextTooLong,
     TooManyItems,
-    UnsupportedLanguage,
 )
-from dragoman.languages import NAMES, check_pair
+from dragoman.languages import check_code, check_pair
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission, Ticket
 from dragoman.service.cache import TranslationCache
@@ -72,11 +71,6 @@ def unchanged(text: str) -> Translation:
     return Translation(text, "unchanged", 0, 0, 0.0, 0.0)
 
 
-def needs_translation(text: str) -> bool:
-    """False for numbers, emoji, URLs, placeholders or markup alone: nothing to translate."""
-    return has_letters(strip_non_language(text))
-
-
 class TranslationService:
     def __init__(
         self,
@@ -105,13 +99,8 @@ class TranslationService:
             pass  # detection only
         elif source is not None:
             check_pair(source, target, translator.languages)
-        elif target not in translator.languages:
-            known = NAMES.get(target)
-            raise UnsupportedLanguage(
-                f"target_lang: {target!r} ({known}) is not served by this model"
-                if known
-                else f"target_lang: unknown language code {target!r} (ISO 639-1)"
-            )
+        else:
+            check_code("target_lang", target, translator.languages)
         for i, text in enumerate(texts):
             if len(text) > self.settings.max_text_chars:
                 where = "text" if len(texts) == 1 else f"text[{i}]"
@@ -173,12 +162,14 @@ class TranslationService:
             for i, src in enumerate(sources)
             if src is not None and src != target
         }
-        units = [(i, u) for i, p in plans.items() for u in p.units]
+        # Which units need the engine, decided once (a regex pass per unit).
+        engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
         glossary = options.glossary
         jobs = [
             (u, sources[i] or "", target, terms_in(u, glossary))
-            for i, u in units
-            if needs_translation(u)
+            for i, p in plans.items()
+            for u, go in zip(p.units, engine[i], strict=True)
+            if go
         ]
         remaining = deadline.remaining()
         if remaining <= 0:
@@ -203,7 +194,10 @@ class TranslationService:
         results = [unchanged(t) for t in texts]
         answers = iter(done)
         for i, p in plans.items():
-            parts = [next(answers) if needs_translation(u) else unchanged(u) for u in p.units]
+            parts = [
+                next(answers) if go else unchanged(u)
+                for u, go in zip(p.units, engine[i], strict=True)
+            ]
             text, repairs = p.assemble([r.text for r in parts])
             for repair in repairs:
                 self.metrics.repairs.labels(repair.split(" ", 1)[0]).inc()

@@ -15,7 +15,7 @@ from dragoman.api.libretranslate.protocol import (
     LtTranslateRequest,
     LtTranslateResponse,
 )
-from dragoman.api.params import body_schema, read_params
+from dragoman.api.params import body_schema, media_type, read_params
 
 router = APIRouter(tags=["libretranslate"])
 
@@ -40,7 +40,7 @@ async def translate(
     """LibreTranslate's translate: `q` one text or a list (texts run concurrently in the
     engine); `source=auto` detects each text's language on its own."""
     params = await read_params(request)
-    if isinstance(params.get("q"), str) and "json" not in request.headers.get("content-type", ""):
+    if isinstance(params.get("q"), str) and "json" not in media_type(request):
         params["q"] = params["q"].replace("\r\n", "\n").replace("\r", "\n")  # as LibreTranslate
     return await cancel_on_disconnect(request, serving.translate(params, service, keys, deadline))
 
