@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -140,4 +141,25 @@ def prepare(name: str, data_dir: Path, progress: Progress = _no_progress) -> Pat
         out.rename(final)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return final
+
+
+def gguf_path(name: str, data_dir: Path, progress: Progress = _no_progress) -> Path:
+    """Catalogue model `name`'s GGUF, assembled once and kept beside its prepared directory
+    (`<data_dir>/models/<gguf_name>`) for engines that run GGUF as it is (llama.cpp). Written to
+    a temporary file and renamed, so an interrupted run leaves no partial file under that name."""
+    entry = CATALOGUE.get(name)
+    if entry is None:
+        raise ModelError(f"{name!r} is not in the catalogue; only catalogue models ship a GGUF")
+    final = data_dir / "models" / entry.gguf_name
+    if final.is_file() and final.stat().st_size == entry.size:
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{entry.gguf_name}-", dir=final.parent)
+    os.close(fd)
+    try:
+        assemble(entry, Path(tmp), progress)
+        Path(tmp).rename(final)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return final
