@@ -72,6 +72,17 @@ class ModelSettings(_Base):
     """Where prepared models are cached."""
 
 
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+
+
+class LlamaCppSettings(ModelSettings):
+    llama_cpp_version: str = LLAMA_CPP_PYTHON_VERSION
+    """Version of the llama-cpp-python source distribution whose vendored llama.cpp is built."""
+
+    build_jobs: int = Field(default=2, ge=1)
+    """Parallel compile jobs."""
+
+
 class EngineSettings(ModelSettings):
     # The seed measured 2-20 concurrent requests per server; 16 sequences kept decode fast with
     # the best tail latency, while 64 left slots empty and slowed every step.
@@ -386,8 +397,17 @@ class BenchSettings(EngineSettings):
         "vllm-serve",
     ]
     """Architectures to start and compare, one after another, same model and settings:
-    continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines) and
-    vllm-serve (vLLM's own OpenAI-compatible server, the peer)."""
+    continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines),
+    continuous-fp32 (float32 whatever the host), vllm-serve (vLLM's own OpenAI-compatible
+    server, the peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
+    scripts/build-llama-cpp)."""
+
+    llama_server: Path | None = None
+    """llama-server binary for the llama-server peer. Default: the one scripts/build-llama-cpp
+    built under the data directory."""
+
+    llama_threads: int | None = Field(default=None, ge=1)
+    """Threads of the llama-server peer (-t). Default: every CPU this process may use."""
 
     workload: Literal["uniform", "variable", "ui"] = "variable"
     """uniform: one sentence length; variable: 10-200 tokens mixed; ui: real UI strings."""

@@ -94,3 +94,36 @@ class Monitor:
     def series(self) -> list[float]:
         key = self.primary
         return [v for s in self.samples if (v := getattr(s, key)) is not None]
+
+
+def tree_memory(pid: int) -> dict[str, Any]:
+    """Resident memory of a server's process tree, in MiB: each process's RSS and PSS (PSS
+    splits shared pages among their sharers, so the tree's PSS sum counts them once) and the
+    largest process (the engine's, where the engine has its own process)."""
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return {}
+    procs: list[dict[str, Any]] = []
+    for p in tree:
+        try:
+            full = p.memory_full_info()
+            procs.append(
+                {
+                    "pid": p.pid,
+                    "name": p.name(),
+                    "rss_mib": round(full.rss / 2**20, 1),
+                    "pss_mib": round(getattr(full, "pss", full.rss) / 2**20, 1),
+                }
+            )
+        except psutil.Error:
+            continue
+    if not procs:
+        return {}
+    return {
+        "largest_rss_mib": max(p["rss_mib"] for p in procs),
+        "tree_rss_mib": round(sum(p["rss_mib"] for p in procs), 1),
+        "tree_pss_mib": round(sum(p["pss_mib"] for p in procs), 1),
+        "processes": procs,
+    }

@@ -67,6 +67,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {_pct(s['inference_share'])} | {_pct(s['other_share'])} "
             f"| {_fmt(u.get('mean'), 0)} | {_fmt(u.get('cv'))} | {_pct(u.get('idle_share'))} |"
         )
+    lines += _memory(results["runs"])
     if results.get("verdicts"):
         lines += ["", "## Targets", ""]
         lines += [f"- {v}" for v in results["verdicts"]]
@@ -80,6 +81,31 @@ def markdown(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _memory(runs: list[dict[str, Any]]) -> list[str]:
+    """Server memory after each level, and how long the answers were (output tokens per
+    request differ between servers: compare tok/s, not req/s, when they do)."""
+    rows = [r for r in runs if r.get("memory")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Server memory after each level, answer length",
+        "",
+        "| architecture | load | largest process RSS MiB | tree RSS MiB | tree PSS MiB "
+        "| out tokens / request |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in rows:
+        m, recs = run["memory"], [x for x in run.get("records", []) if x.get("success")]
+        per = sum(x["output_tokens"] for x in recs) / len(recs) if recs else None
+        lines.append(
+            f"| {run['architecture']} | {run['load']} | {_fmt(m.get('largest_rss_mib'), 0)} "
+            f"| {_fmt(m.get('tree_rss_mib'), 0)} | {_fmt(m.get('tree_pss_mib'), 0)} "
+            f"| {_fmt(per, 1)} |"
+        )
+    return lines
 
 
 def plots(results: dict[str, Any], out: Path) -> list[Path]:

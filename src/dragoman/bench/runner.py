@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from dragoman.bench import report, workloads
 from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
-from dragoman.bench.monitor import Monitor
+from dragoman.bench.monitor import Monitor, tree_memory
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
@@ -27,6 +27,7 @@ from dragoman.settings import BenchSettings, EngineSettings
 ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "continuous": ("continuous", 1, {}),
     "continuous-noguard": ("continuous", 1, {"repeat_window": 0}),
+    "continuous-fp32": ("continuous", 1, {"dtype": "float32"}),
     "continuous-legacy": (
         "continuous",
         1,
@@ -37,6 +38,7 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "static-batch": ("static-batch", 1, {}),
 }
 PEER = "vllm-serve"
+PEERS = (PEER, "llama-server")  # servers that are not dragoman
 
 
 @dataclass
@@ -100,6 +102,20 @@ class Bench:
                 server.url, self.s.model, self._budget(), self.s.repetition_penalty
             )
             return server, target
+        if arch == "llama-server":
+            from dragoman.bench.llamacpp import LlamaServerTarget, launch_llama_server
+            from dragoman.models.prepare import gguf_path
+
+            gguf = gguf_path(self.s.model, self.s.data_dir)
+            server = launch_llama_server(self.logs, gguf, self.s)
+            target = LlamaServerTarget(
+                server.url,
+                self.s.model,
+                self._budget(),
+                self.s.repetition_penalty,
+                self.s.max_model_len,
+            )
+            return server, target
         mode, workers, changes = ARCHITECTURES[arch]
         flags = [
             *engine_flags(self.s.model_copy(update=changes)),
@@ -147,7 +163,7 @@ class Bench:
     async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
         task = bar.add_task(f"{arch}: starting", total=None)
         server, target = await asyncio.to_thread(self.launch, arch)
-        if arch != PEER:
+        if arch not in PEERS:
             announce(self.console, server.url, self.s.open_dashboard)
         runs = []
         try:
@@ -163,6 +179,8 @@ class Bench:
                 records, monitor = await self.run_level(target, level, server.pid, bar, task)
                 run = level_result(arch, level, records, monitor)
                 run["server_start_s"] = round(server.start_seconds, 1)
+                # After the level: the model, the KV cache and whatever the load made grow.
+                run["memory"] = tree_memory(server.pid)
                 runs.append(run)
                 self.console.log(f"{arch} {level.label}: " + _line(summarise(records)))
         finally:

@@ -48,6 +48,34 @@ def verdicts(results: dict[str, Any], max_num_seqs: int) -> list[str]:
             f"({worst[0]}; target < 10%): {'MET' if worst[1] < 0.1 else 'MISSED'}"
         )
     out += _engine_verdicts(results, cont, top_c)
+    out += _llama_verdicts(results, cont)
+    return out
+
+
+def _llama_verdicts(results: dict[str, Any], cont: list[dict[str, Any]]) -> list[str]:
+    """Issue 15's targets against llama.cpp's server: one client (latency and tok/s), and
+    16 clients against the float32 variant of the same run (p99 no worse)."""
+    out: list[str] = []
+    llama = _closed(results, "llama-server")
+    mine, theirs = _at(cont, 1), _at(llama, 1)
+    if mine and theirs and _tok(theirs) > 0:
+        p50, their_p50 = mine["summary"]["latency_p50_s"], theirs["summary"]["latency_p50_s"]
+        met = p50 <= their_p50 and _tok(mine) >= _tok(theirs)
+        out.append(
+            f"continuous vs llama-server at c=1: p50 {p50:.2f} vs {their_p50:.2f} s, "
+            f"{_tok(mine):.1f} vs {_tok(theirs):.1f} output tok/s (target: p50 no higher, "
+            f"tok/s no lower): {'MET' if met else 'MISSED'}"
+        )
+    for other in ("llama-server", "continuous-fp32"):
+        mine, theirs = _at(cont, 16), _at(_closed(results, other), 16)
+        if mine and theirs and _tok(theirs) > 0:
+            p99, their_p99 = mine["summary"]["latency_p99_s"], theirs["summary"]["latency_p99_s"]
+            met = _tok(mine) >= _tok(theirs) and p99 <= their_p99
+            out.append(
+                f"continuous vs {other} at c=16: {_tok(mine):.1f} vs {_tok(theirs):.1f} output "
+                f"tok/s, p99 {p99:.2f} vs {their_p99:.2f} s (target: tok/s no lower, p99 no "
+                f"higher): {'MET' if met else 'MISSED'}"
+            )
     return out
 
 

@@ -107,3 +107,35 @@ def test_write_makes_json_markdown_and_plots(tmp_path: Path) -> None:
     md = (tmp_path / "results.md").read_text()
     assert "| continuous | c=25 | 10/10 | 3.70 | 111.0 |" in md
     assert "## Targets" in md
+
+
+def test_verdicts_compare_with_llama_server_at_1_and_16_clients() -> None:
+    results = {
+        "meta": {},
+        "runs": [
+            run("continuous", 1, 0.3),
+            run("continuous", 16, 2.0, p99=9.0),
+            run("llama-server", 1, 0.6),
+            run("llama-server", 16, 1.0, p99=12.0),
+            run("continuous-fp32", 16, 1.5, p99=8.0),
+        ],
+    }
+    got = verdicts(results, 16)
+    assert any(
+        v.startswith("continuous vs llama-server at c=1") and v.endswith("MISSED") for v in got
+    )
+    assert any(
+        v.startswith("continuous vs llama-server at c=16") and v.endswith("MET") for v in got
+    )
+    # more tok/s than fp32, but a higher p99: missed
+    assert any(
+        v.startswith("continuous vs continuous-fp32 at c=16") and v.endswith("MISSED") for v in got
+    )
+
+
+def test_markdown_shows_server_memory_and_answer_length() -> None:
+    r = run("llama-server", 1, 0.5)
+    r["memory"] = {"largest_rss_mib": 612.3, "tree_rss_mib": 612.3, "tree_pss_mib": 600.0}
+    r["records"] = [{"success": True, "output_tokens": 10}, {"success": True, "output_tokens": 20}]
+    md = report.markdown({"meta": {}, "runs": [r]})
+    assert "| llama-server | c=1 | 612 | 612 | 600 | 15.0 |" in md

@@ -120,3 +120,34 @@ def test_resolve_model_hub_id_passes_through(tmp_path: Path) -> None:
     assert (
         prep.resolve_model("Qwen/Qwen2.5-0.5B-Instruct", tmp_path) == "Qwen/Qwen2.5-0.5B-Instruct"
     )
+
+
+def test_gguf_path_assembles_once_beside_the_models(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    data = tmp_path / "data"
+    first = prep.gguf_path("tiny", data)
+    assert first == data / "models" / "tiny.gguf"
+    assert first.read_bytes() == bytes(range(256)) * 100
+    calls: list[object] = []
+    monkeypatch.setattr(prep, "assemble", lambda *a: calls.append(a))
+    assert prep.gguf_path("tiny", data) == first
+    assert calls == []  # cached: not assembled again
+    assert [p.name for p in first.parent.iterdir()] == ["tiny.gguf"]  # no temporary left
+
+
+def test_gguf_path_leaves_no_partial_file_when_assembly_fails(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(
+        prep.CATALOGUE, "tiny", CatalogueModel(**{**chunked.__dict__, "sha256": "0" * 64})
+    )
+    with pytest.raises(ModelError, match="does not match"):
+        prep.gguf_path("tiny", tmp_path)
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_gguf_path_refuses_a_model_outside_the_catalogue(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="not in the catalogue"):
+        prep.gguf_path("/some/dir", tmp_path)

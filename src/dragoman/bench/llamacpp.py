@@ -1,0 +1,124 @@
+"""llama.cpp's `llama-server` as a bench peer: the engine a CPU user would otherwise pick, run
+on the same model's GGUF (Q4_K_M, as shipped), driven through its OpenAI-compatible chat
+endpoint with dragoman's prompt, greedy decoding and dragoman's output budget per text."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from dragoman.bench.servers import Launched, _popen, _wait, free_port
+from dragoman.bench.targets import Reply
+from dragoman.bench.workloads import Item
+from dragoman.engine.prompts import chat_messages
+from dragoman.errors import DragomanError
+from dragoman.settings import LLAMA_CPP_PYTHON_VERSION, BenchSettings
+
+NAME = "llama-server"
+
+
+def server_binary(s: BenchSettings) -> Path:
+    """--llama-server, else what scripts/build-llama-cpp built under the data directory."""
+    from dragoman.bench.llamacpp_build import binary
+
+    path = s.llama_server or binary(s.data_dir, LLAMA_CPP_PYTHON_VERSION, NAME)
+    if not path.is_file():
+        raise DragomanError(f"no llama-server at {path}; build it with scripts/build-llama-cpp")
+    return path
+
+
+def default_threads() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def command(
+    binary: Path, gguf: Path, port: int, s: BenchSettings, threads: int | None = None
+) -> list[str]:
+    """llama-server as a user would run it for a service: continuous batching with as many
+    slots as dragoman's max_num_seqs, each slot dragoman's context length."""
+    t = str(threads or s.llama_threads or default_threads())
+    return [
+        str(binary),
+        "--model",
+        str(gguf),
+        "--alias",
+        s.model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--threads",
+        t,
+        "--threads-batch",
+        t,
+        "--parallel",
+        str(s.max_num_seqs),
+        # The context is shared by the slots: each gets max_model_len tokens.
+        "--ctx-size",
+        str(s.max_num_seqs * s.max_model_len),
+        "--cont-batching",
+        "--jinja",  # the chat template the GGUF carries, as dragoman's tokenizer applies it
+        "--no-webui",
+        "--seed",
+        "0",
+    ]
+
+
+def launch_llama_server(
+    log_dir: Path, gguf: Path, s: BenchSettings, timeout: float = 300.0
+) -> Launched:
+    port = free_port()
+    log = log_dir / f"llama-server-{port}.log"
+    cmd = command(server_binary(s), gguf, port, s)
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
+    return _wait(launched, "/health", timeout, False)  # 503 while the model loads
+
+
+@dataclass
+class LlamaServerTarget:
+    """/v1/chat/completions with dragoman's messages, greedy, dragoman's max_tokens per text,
+    and llama.cpp's own name for the repetition penalty. Its penalty divides a repeated
+    token's logit as vLLM's does; the window is set to the context, so prompt and output
+    count, as in vLLM."""
+
+    url: str
+    model: str
+    budget: Callable[[Item], int]
+    repetition_penalty: float
+    window: int
+    name: str = NAME
+
+    def payload(self, item: Item) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": chat_messages(item.text, item.source, item.target),
+            "temperature": 0.0,
+            "max_tokens": self.budget(item),
+            "repeat_penalty": self.repetition_penalty,
+            "repeat_last_n": self.window,
+            "stream": False,
+        }
+
+    async def send(self, client: httpx.AsyncClient, item: Item) -> Reply:
+        r = await client.post(f"{self.url}/v1/chat/completions", json=self.payload(item))
+        body: dict[str, Any] = r.json()
+        if r.status_code != 200:
+            return Reply(r.status_code, error=str(body.get("error", body))[:300])
+        usage = body.get("usage") or {}
+        timings = body.get("timings") or {}
+        inference = None
+        if "predicted_ms" in timings:  # prompt + decode time of this request in its slot
+            inference = (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1000
+        return Reply(
+            200,
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            None,
+            inference,
+            body["choices"][0]["message"]["content"],
+        )

@@ -1,0 +1,116 @@
+"""Build llama.cpp's `llama-server` and `llama-batched-bench` from the source distribution of
+`llama-cpp-python` (it vendors llama.cpp), once, under the data directory, and assemble the
+model's GGUF beside the prepared model: what the `llama-server` bench peer runs.
+
+`scripts/build-llama-cpp` runs this. Idempotent: a finished build is reused, an interrupted one
+resumes (cmake's own incremental build); the source is unpacked to a temporary directory and
+renamed into place. About 10 minutes on 2 cores, so it is not part of `scripts/test` or CI.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from dragoman.errors import DragomanError
+from dragoman.settings import LlamaCppSettings
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("llama-server", "llama-batched-bench")
+# GGML_NATIVE: compiled for this CPU's ISA (AVX2, AVX-512, ...), as a user building it would.
+CMAKE_FLAGS = ("-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DCMAKE_BUILD_TYPE=Release")
+
+
+def home(data_dir: Path, version: str) -> Path:
+    return data_dir / "llama.cpp" / version
+
+
+def binary(data_dir: Path, version: str, name: str) -> Path:
+    """Where the build puts `name` (llama-server, llama-batched-bench)."""
+    return home(data_dir, version) / "src" / "build" / "bin" / name
+
+
+def is_built(data_dir: Path, version: str) -> bool:
+    return all(binary(data_dir, version, t).is_file() for t in TARGETS)
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> None:
+    log.info("$ %s", " ".join(cmd))
+    done = subprocess.run(cmd, cwd=cwd, check=False)
+    if done.returncode != 0:
+        raise DragomanError(f"{cmd[0]} failed ({done.returncode}): {' '.join(cmd)}")
+
+
+def fetch_source(data_dir: Path, version: str) -> Path:
+    """llama.cpp's source tree from llama-cpp-python's sdist, through pip (its configured
+    index), under `<data_dir>/llama.cpp/<version>/src`."""
+    src = home(data_dir, version) / "src"
+    if (src / "CMakeLists.txt").is_file():
+        return src
+    src.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".sdist-", dir=src.parent) as tmp:
+        work = Path(tmp)
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                f"llama-cpp-python=={version}",
+                "-d",
+                str(work),
+            ]
+        )
+        archive = next(work.glob("llama_cpp_python-*.tar.gz"))
+        with tarfile.open(archive) as tar:
+            tar.extractall(work, filter="data")
+        vendored = work / f"llama_cpp_python-{version}" / "vendor" / "llama.cpp"
+        if not (vendored / "CMakeLists.txt").is_file():
+            raise DragomanError(f"{archive.name} holds no vendor/llama.cpp")
+        if src.exists():  # a stale, unfinished tree
+            shutil.rmtree(src)
+        vendored.rename(src)
+    return src
+
+
+def build(data_dir: Path, version: str, jobs: int = 2) -> dict[str, Path]:
+    """Build (or reuse) the binaries; return their paths by name."""
+    if not is_built(data_dir, version):
+        for tool in ("cmake", "c++"):
+            if shutil.which(tool) is None:
+                raise DragomanError(f"building llama.cpp needs {tool} on PATH")
+        src = fetch_source(data_dir, version)
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        _run(["cmake", "-B", "build", *gen, *CMAKE_FLAGS], cwd=src)
+        _run(["cmake", "--build", "build", "--target", *TARGETS, f"-j{jobs}"], cwd=src)
+    return {t: binary(data_dir, version, t) for t in TARGETS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dragoman.cli import parse
+    from dragoman.models.prepare import gguf_path
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    s = parse(LlamaCppSettings, sys.argv[1:] if argv is None else argv, "build-llama-cpp")
+    try:
+        paths = build(s.data_dir, s.llama_cpp_version, s.build_jobs)
+        paths["gguf"] = gguf_path(s.model, s.data_dir)
+    except DragomanError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
