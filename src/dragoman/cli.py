@@ -25,6 +25,8 @@ commands:
   model prepare    assemble, verify and convert the embedded default model
   model list       list the models dragoman can prepare
   route            proxy over several servers, by language pair and health
+  deploy ray       run on Ray Serve (a deployment per model, autoscaled); --config-out FILE
+                   writes the Serve config instead (needs the `ray` extra)
   bench            load-test architectures side by side; results, tables and plots
   tune             sweep dtype, threads and max_num_seqs; write a settings file serve loads
   eval             chrF, BLEU and failure counts of a running server, per pair and input kind
@@ -111,6 +113,13 @@ def cmd_route(args: list[str]) -> None:
     route(parse(RouteSettings, args, "dragoman route"))
 
 
+def cmd_deploy_ray(args: list[str]) -> None:
+    from dragoman.deploy.ray.run import deploy_ray
+    from dragoman.deploy.ray.settings import RaySettings
+
+    deploy_ray(parse(RaySettings, args, "dragoman deploy ray"))
+
+
 def cmd_info(args: list[str]) -> None:
     import json
 
@@ -167,6 +176,7 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("tune",): cmd_tune,
     ("eval",): cmd_eval,
     ("route",): cmd_route,
+    ("deploy", "ray"): cmd_deploy_ray,
     ("info",): cmd_info,
     ("keys", "add"): cmd_keys_add,
     ("keys", "revoke"): cmd_keys_revoke,

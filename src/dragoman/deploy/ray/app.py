@@ -1,0 +1,83 @@
+"""The Ray Serve application: one deployment per model group, one ingress. `build` is the
+import path Ray's own tools take (`serve run dragoman.deploy.ray.app:build`, a Serve config's
+`import_path`); `dragoman deploy ray` calls `build_application` with its parsed settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dragoman.deploy.ray.groups import ReplicaResources, model_groups, replica_resources
+from dragoman.deploy.ray.settings import RaySettings
+
+INGRESS = "ingress"
+
+
+def resources(settings: RaySettings) -> ReplicaResources:
+    from dragoman.host import detect
+
+    return replica_resources(settings, detect(), settings.replica_cpus, settings.replica_gpus)
+
+
+def model_options(settings: RaySettings, res: ReplicaResources) -> dict[str, Any]:
+    """Deployment options of every model group: Serve's defaults fit a tiny web handler, not an
+    engine that batches max_num_seqs texts."""
+    actor: dict[str, Any] = {"num_cpus": res.cpus}
+    if res.gpus:
+        actor["num_gpus"] = res.gpus
+    options: dict[str, Any] = {
+        "max_ongoing_requests": settings.replica_max_ongoing(),
+        "max_queued_requests": settings.queued_limit(),
+        "health_check_period_s": settings.health_check_period_s or settings.engine_check_interval,
+        "health_check_timeout_s": settings.health_check_timeout_s,
+        # Serve waits for a stopping replica's requests, up to this; then the engine shuts down.
+        "graceful_shutdown_wait_loop_s": 1.0,
+        "graceful_shutdown_timeout_s": settings.drain_seconds + 5.0,
+        "ray_actor_options": actor,
+    }
+    if settings.min_replicas == settings.max_replicas:
+        options["num_replicas"] = settings.min_replicas
+    else:
+        options["autoscaling_config"] = {
+            "min_replicas": settings.min_replicas,
+            "initial_replicas": settings.min_replicas,
+            "max_replicas": settings.max_replicas,
+            "target_ongoing_requests": settings.target_ongoing(),
+            "upscale_delay_s": settings.upscale_delay_s,
+            "downscale_delay_s": settings.downscale_delay_s,
+            "look_back_period_s": settings.look_back_period_s,
+        }
+    return options
+
+
+def ingress_options(settings: RaySettings) -> dict[str, Any]:
+    return {
+        "num_replicas": settings.ingress_replicas,
+        "max_ongoing_requests": settings.ingress_max_ongoing_requests,
+        "graceful_shutdown_wait_loop_s": 1.0,
+        "graceful_shutdown_timeout_s": settings.drain_seconds + 5.0,
+        "ray_actor_options": {"num_cpus": settings.ingress_cpus},
+    }
+
+
+def build_application(settings: RaySettings) -> Any:
+    """The bound application (a `ray.serve.Application`)."""
+    from ray import serve
+
+    from dragoman.deploy.ray.ingress import Ingress
+    from dragoman.deploy.ray.replica import ModelReplica
+
+    # Typed as Any: serve.deployment's overloads do not tell a class from a function to mypy.
+    model: Any = serve.deployment(ModelReplica)
+    ingress: Any = serve.deployment(serve.ingress()(Ingress))
+    options = model_options(settings, resources(settings))
+    handles = {
+        g.key: model.options(name=g.deployment, **options).bind(settings, g)
+        for g in model_groups(settings)
+    }
+    return ingress.options(name=INGRESS, **ingress_options(settings)).bind(settings, handles)
+
+
+def build(args: dict[str, Any]) -> Any:
+    """Serve's application builder: `args` are settings fields (a Serve config's `args`, or
+    `key=value` words after `serve run`), over DRAGOMAN_ variables and DRAGOMAN_CONFIG."""
+    return build_application(RaySettings(**args))

@@ -1,0 +1,77 @@
+"""`dragoman deploy ray`: write the Serve config or RayService manifest, or start (or attach to)
+a Ray cluster and run the app on --host/--port until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+
+from dragoman.deploy.ray.settings import RaySettings
+from dragoman.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def _require_ray() -> None:
+    try:
+        import ray  # noqa: F401
+        from ray import serve  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "Ray Serve is not installed: pip install 'dragoman[ray]' (ray[serve]==2.60.0)"
+        ) from None
+
+
+def deploy_ray(settings: RaySettings) -> None:
+    _require_ray()
+    logging.getLogger("dragoman").setLevel(settings.log_level.upper())
+    if settings.config_out or settings.rayservice_out:
+        from dragoman.deploy.ray.config import rayservice, serve_config, write_yaml
+
+        if settings.config_out:
+            write_yaml(settings.config_out, serve_config(settings))
+            print(f"wrote {settings.config_out}: serve deploy {settings.config_out}")
+        if settings.rayservice_out:
+            write_yaml(settings.rayservice_out, rayservice(settings))
+            print(f"wrote {settings.rayservice_out}: kubectl apply -f {settings.rayservice_out}")
+        return
+    run(settings)
+
+
+def run(settings: RaySettings) -> None:
+    import ray
+    from ray import serve
+
+    from dragoman.deploy.ray.app import build_application
+
+    local = settings.ray_address is None
+    ray.init(
+        address=settings.ray_address,
+        num_cpus=settings.ray_num_cpus if local else None,
+        object_store_memory=settings.ray_object_store_mib * 2**20 if local else None,
+        include_dashboard=False if local else None,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        serve.start(http_options={"host": settings.host, "port": settings.port})
+        started = time.monotonic()
+        serve.run(build_application(settings), name=settings.app_name, route_prefix="/")
+        print(
+            f"dragoman on Ray Serve: http://{settings.host}:{settings.port}/ "
+            f"(app {settings.app_name!r} ready in {time.monotonic() - started:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop.wait()
+        # Replicas stop gracefully: each waits for its requests (up to the drain time) before
+        # its engine shuts down.
+        serve.delete(settings.app_name)
+    finally:
+        if local:
+            serve.shutdown()
+            ray.shutdown()

@@ -1,0 +1,123 @@
+"""`dragoman deploy ray` settings: everything `dragoman serve` takes (models, pairs, engine and
+API settings, from the same flags, DRAGOMAN_ variables and --config file) plus how the Ray
+Serve app is laid out. Fields left unset are derived from the serve settings and the host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from dragoman.settings import ServeSettings
+
+
+class RaySettings(ServeSettings):
+    ray_address: str | None = None
+    """Ray cluster to attach to (`auto`, or `ray://host:10001`); unset: start a local one here
+    (stopped again on exit)."""
+
+    ray_num_cpus: int | None = Field(default=None, ge=1)
+    """Logical CPUs of a local cluster started here; default: this machine's."""
+
+    ray_object_store_mib: int = Field(default=256, ge=75)
+    """Object store of a local cluster started here. Small: dragoman passes texts, not tensors,
+    and a container's small /dev/shm otherwise ends in OOM kills."""
+
+    app_name: str = "dragoman"
+    """Name of the Serve application."""
+
+    min_replicas: int = Field(default=1, ge=1)
+    """Fewest replicas of each model deployment. At least 1: a cold start is a model load, and
+    a known pair must never wait on one."""
+
+    max_replicas: int = Field(default=1, ge=1)
+    """Most replicas of each model deployment; above min_replicas, Serve autoscales between
+    them on ongoing requests per replica."""
+
+    max_ongoing_requests: int | None = Field(default=None, ge=1)
+    """Requests (texts) one model replica takes at once; default max_num_seqs, so each
+    replica's engine batch can fill while the rest wait at the ingress's handle."""
+
+    target_fraction: float = Field(default=0.75, gt=0, le=1)
+    """Autoscaling target: ongoing requests per replica = this x max_ongoing_requests. Below 1,
+    a replica is added before the engines' batches are full and requests start to queue."""
+
+    max_queued_requests: int | None = Field(default=None, ge=-1)
+    """Requests queued at the ingress for one model deployment before Serve refuses more
+    (BackPressureError, retried with backoff, then 429). Default: the admission bound
+    (--max-admitted); -1: no bound."""
+
+    upscale_delay_s: float = Field(default=30.0, ge=0)
+    """Seconds the load must stay above target before a replica is added (Serve's default)."""
+
+    downscale_delay_s: float = Field(default=300.0, ge=0)
+    """Seconds the load must stay below target before a replica is removed."""
+
+    look_back_period_s: float = Field(default=30.0, gt=0)
+    """Window over which ongoing requests are averaged for an autoscaling decision."""
+
+    health_check_period_s: float | None = Field(default=None, gt=0)
+    """Seconds between Serve's health checks of a model replica (its engine's health);
+    default: --engine-check-interval."""
+
+    health_check_timeout_s: float = Field(default=30.0, gt=0)
+    """A health check that takes longer fails, and the replica is restarted."""
+
+    replica_cpus: float | None = Field(default=None, gt=0)
+    """Logical CPUs Ray reserves for one model replica; default from the host: the CPUs the
+    engine's threads are bound to (0.5 on the echo architecture, which has no engine)."""
+
+    replica_gpus: float | None = Field(default=None, ge=0)
+    """GPUs for one model replica; default: --gpu-memory-utilization on a GPU host (a
+    fraction, so several replicas can share a card as their memory shares allow), else 0."""
+
+    ingress_replicas: int = Field(default=1, ge=1)
+    """Replicas of the ingress deployment (the HTTP API; no engine)."""
+
+    ingress_cpus: float = Field(default=1.0, gt=0)
+    """Logical CPUs Ray reserves for one ingress replica."""
+
+    ingress_max_ongoing_requests: int = Field(default=1000, ge=1)
+    """HTTP requests one ingress replica holds at once (Serve's default of 5 would cap every
+    client of the cluster at 5 requests); admission control answers beyond its bound anyway."""
+
+    retry_attempts: int = Field(default=6, ge=1)
+    """Tries of one text on a model deployment: a dead replica is routed around at once, a
+    full queue waits 50 ms x 1.5^n (+-20%) between tries."""
+
+    status_interval: float = Field(default=1.0, gt=0)
+    """Seconds between the ingress's reads of which model deployments have live replicas (a
+    known pair without one is 503 with Retry-After at once, not a hung request)."""
+
+    config_out: Path | None = None
+    """Write the Serve config (YAML, checked against Ray's schema) to this file and exit:
+    `serve deploy FILE` runs it on a cluster."""
+
+    rayservice_out: Path | None = None
+    """Write a KubeRay RayService manifest embedding the Serve config to this file and exit."""
+
+    image: str = "dragoman:latest"
+    """Container image of the RayService's Ray pods (dragoman with the `ray` extra)."""
+
+    worker_memory_gib: float = Field(default=8.0, gt=0)
+    """Memory of one RayService worker pod (one model replica and its engine's KV cache)."""
+
+    @model_validator(mode="after")
+    def _replicas(self) -> RaySettings:
+        if self.max_replicas < self.min_replicas:
+            raise ValueError(
+                f"max_replicas ({self.max_replicas}) must be at least min_replicas "
+                f"({self.min_replicas})"
+            )
+        return self
+
+    def replica_max_ongoing(self) -> int:
+        return self.max_ongoing_requests or self.max_num_seqs
+
+    def target_ongoing(self) -> float:
+        return max(1.0, round(self.target_fraction * self.replica_max_ongoing(), 1))
+
+    def queued_limit(self) -> int:
+        if self.max_queued_requests is not None:
+            return self.max_queued_requests
+        return self.admission_limit() or -1

@@ -1,0 +1,103 @@
+"""The Serve config and RayService manifest `dragoman deploy ray` writes, from the same
+settings file as `dragoman serve` (no cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("ray.serve")
+
+from ray.serve.schema import ServeDeploySchema
+
+from dragoman.cli import main
+from dragoman.deploy.ray.app import build
+
+SERVER_TOML = """
+architecture = "echo"
+max_num_seqs = 8
+drain_seconds = 12
+
+[[models]]
+name = "qwen"
+model = "qwen2.5-coder-0.5b-instruct"
+languages = ["en", "de", "zh"]
+
+[[models]]
+name = "gemma"
+model = "gemma-3-270m"
+pairs = ["en-fr"]
+"""
+
+
+@pytest.fixture
+def server_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "server.toml"
+    path.write_text(SERVER_TOML)
+    # `--config` sets DRAGOMAN_CONFIG for the process (cli.py); set here, it is undone after.
+    monkeypatch.setenv("DRAGOMAN_CONFIG", str(path))
+    return path
+
+
+def test_config_out_writes_a_serve_config_from_the_serve_settings_file(
+    server_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "serve.yaml"
+    monkeypatch.setenv("DRAGOMAN_MAX_REPLICAS", "3")  # a flag's environment twin
+    args = ["deploy", "ray", "--config", str(server_toml), "--config-out", str(out)]
+    args += ["--min-replicas", "1", "--port", "8123"]
+    assert main(args) == 0
+    config = yaml.safe_load(out.read_text())
+    ServeDeploySchema.model_validate(config)
+    assert config["http_options"] == {"host": "127.0.0.1", "port": 8123}
+    (app,) = config["applications"]
+    assert app["import_path"] == "dragoman.deploy.ray.app:build"
+    deployments = {d["name"]: d for d in app["deployments"]}
+    assert set(deployments) == {"ingress", "model-qwen", "model-gemma"}
+    qwen = deployments["model-qwen"]
+    assert qwen["max_ongoing_requests"] == 8  # max_num_seqs
+    assert qwen["autoscaling_config"]["target_ongoing_requests"] == 6.0  # 0.75 of it
+    assert qwen["autoscaling_config"]["max_replicas"] == 3
+    assert qwen["graceful_shutdown_timeout_s"] >= 12  # at least the drain
+    assert qwen["ray_actor_options"]["num_cpus"] == 0.5  # echo: no engine
+    # The args rebuild the same app where it is deployed: models and pairs travel with them.
+    assert [m["name"] for m in app["args"]["models"]] == ["qwen", "gemma"]
+    assert build(app["args"]) is not None
+
+
+def test_secrets_never_go_into_the_files(
+    server_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRAGOMAN_API_KEYS", "secret-key-1")
+    monkeypatch.setenv("DRAGOMAN_METRICS_KEY", "secret-metrics")
+    out, rs = tmp_path / "serve.yaml", tmp_path / "rayservice.yaml"
+    args = ["deploy", "ray", "--config", str(server_toml)]
+    assert main([*args, "--config-out", str(out), "--rayservice-out", str(rs)]) == 0
+    for path in (out, rs):
+        assert "secret" not in path.read_text()
+
+
+def test_rayservice_embeds_a_valid_serve_config(server_toml: Path, tmp_path: Path) -> None:
+    rs = tmp_path / "rayservice.yaml"
+    args = ["deploy", "ray", "--config", str(server_toml), "--rayservice-out", str(rs)]
+    assert main([*args, "--max-replicas", "2", "--image", "registry.local/dragoman:1"]) == 0
+    doc = yaml.safe_load(rs.read_text())
+    assert (doc["apiVersion"], doc["kind"]) == ("ray.io/v1", "RayService")
+    serve_config = yaml.safe_load(doc["spec"]["serveConfigV2"])
+    ServeDeploySchema.model_validate(serve_config)
+    assert serve_config["http_options"] == {"host": "0.0.0.0", "port": 8000}
+    cluster = doc["spec"]["rayClusterConfig"]
+    assert cluster["rayVersion"] == "2.60.0"
+    assert cluster["enableInTreeAutoscaling"] is True
+    (workers,) = cluster["workerGroupSpecs"]
+    assert (workers["minReplicas"], workers["maxReplicas"]) == (2, 4)  # 2 models x 1..2
+    for spec in (cluster["headGroupSpec"], workers):
+        (container,) = spec["template"]["spec"]["containers"]
+        assert container["image"] == "registry.local/dragoman:1"
+
+
+def test_bad_replica_bounds_fail_loudly(server_toml: Path, tmp_path: Path) -> None:
+    args = ["deploy", "ray", "--config", str(server_toml), "--config-out", str(tmp_path / "x")]
+    assert main([*args, "--min-replicas", "3", "--max-replicas", "2"]) == 2

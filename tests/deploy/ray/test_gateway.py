@@ -1,0 +1,74 @@
+"""The ingress's translator over fake handles (no cluster): routing by pair, and a known pair
+with no live replica answered 503 with Retry-After at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray.serve")
+
+from dragoman.deploy.ray.gateway import GatewayTranslator, ReplicaView
+from dragoman.deploy.ray.groups import ModelGroup
+from dragoman.deploy.ray.retry import ModelUnavailable, RetryPolicy
+from dragoman.engine.protocol import Translation
+from dragoman.errors import UnsupportedLanguage
+
+QWEN = ModelGroup("qwen", "qwen2.5-coder-0.5b-instruct", "chat", ("de", "en"), (("en", "de"),))
+GEMMA = ModelGroup("gemma", "gemma-3-270m", "few-shot", ("en", "fr"), (("en", "fr"),))
+
+
+class FakeMethod:
+    def __init__(self, name: str, calls: list[str]) -> None:
+        self.name, self.calls = name, calls
+
+    async def _answer(self, text: str) -> Translation:
+        return Translation(f"{self.name}:{text}", "stop", 1, 1, 0.0, 0.0)
+
+    def remote(self, text: str, source: str, target: str, terms: Any) -> Any:
+        self.calls.append(self.name)
+        return self._answer(text)
+
+
+class FakeHandle:
+    def __init__(self, name: str, calls: list[str]) -> None:
+        self.translate = FakeMethod(name, calls)
+
+
+def gateway(view: ReplicaView | None = None) -> tuple[GatewayTranslator, list[str]]:
+    calls: list[str] = []
+    handles = {"qwen": FakeHandle("qwen", calls), "gemma": FakeHandle("gemma", calls)}
+    roots = {"qwen": "/models/qwen"}
+    return GatewayTranslator([QWEN, GEMMA], handles, roots, view, RetryPolicy()), calls
+
+
+async def test_each_pair_goes_to_its_models_deployment() -> None:
+    g, calls = gateway()
+    assert (await g.translate("hi", "en", "fr")).text == "gemma:hi"
+    assert (await g.translate("hi", "en", "de")).text == "qwen:hi"
+    assert calls == ["gemma", "qwen"]
+    assert g.languages == ("de", "en", "fr")
+    assert g.model_for("en", "fr") == "gemma"
+    assert g.pairs == {("en", "de"): "qwen", ("en", "fr"): "gemma"}
+    assert g.chat_models() == {"qwen": "/models/qwen", "gemma": "gemma"}
+
+
+async def test_a_pair_no_model_serves_is_unsupported() -> None:
+    g, calls = gateway()
+    with pytest.raises(UnsupportedLanguage):
+        await g.translate("hi", "de", "fr")
+    assert calls == []
+
+
+async def test_a_known_pair_without_live_replicas_is_503_with_retry_after() -> None:
+    view = ReplicaView("dragoman", 1.0)
+    view.running = {QWEN.deployment: 0, GEMMA.deployment: 2}
+    g, calls = gateway(view)
+    with pytest.raises(ModelUnavailable) as info:
+        await g.translate("hi", "en", "de")
+    assert info.value.status_code == 503
+    assert "Retry-After" in info.value.headers()
+    assert (await g.translate("hi", "en", "fr")).text == "gemma:hi"  # the other model answers
+    assert calls == ["gemma"]
+    await g.check_health()  # the ingress stays healthy meanwhile

@@ -1,0 +1,63 @@
+"""Losing a replica under load: SIGKILL one of two echo replicas while clients keep sending.
+In-flight texts on it fail in Ray (ActorDiedError); the ingress retries them on the other
+replica, so no client sees an error, and Serve starts a replacement."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from tests.deploy.ray._cluster import (
+    ECHO_DEPLOYMENT,
+    Cluster,
+    Replica,
+    echo_settings,
+    wait_for,
+)
+from tests.deploy.ray._load import Load
+
+pytestmark = pytest.mark.ray
+
+
+def test_sigkill_of_a_replica_under_load_fails_no_request(deployed: Cluster) -> None:
+    settings = echo_settings(min_replicas=2, max_replicas=2, echo_delay=0.02)
+    deployed.deploy(settings)
+    before = deployed.replicas(ECHO_DEPLOYMENT)
+    assert [r.state for r in before] == ["RUNNING", "RUNNING"]
+    victim = before[0]
+    assert victim.pid is not None
+
+    with Load(deployed.url, clients=8, max_seconds=180) as load:
+        wait_for("the load to be under way", lambda: load.ok >= 100, 60)
+        killed = time.monotonic()
+        os.kill(victim.pid, signal.SIGKILL)
+
+        def replacement() -> list[Replica]:
+            old = {r.replica_id for r in before}
+            return [r for r in deployed.replicas(ECHO_DEPLOYMENT) if r.replica_id not in old]
+
+        wait_for("a replacement replica", replacement, 60)
+        new = wait_for(
+            "the replacement to run",
+            lambda: [r for r in replacement() if r.state == "RUNNING"],
+            120,
+        )[0]
+        recovered = time.monotonic()
+        assert deployed.running(ECHO_DEPLOYMENT) == 2
+        at_recovery = load.ok
+        wait_for("traffic after the recovery", lambda: load.ok >= at_recovery + 100, 60)
+
+    recovery = recovered - killed
+    # The replacement's own start: from the controller creating it to now, on its clock.
+    start = time.time() - new.start_time_s - (time.monotonic() - recovered)
+    print(
+        f"SIGKILL -> 2 replicas running again in {recovery:.2f} s (the replacement's start "
+        f"{start:.2f} s); {load.sent} requests, {len(load.errors)} failed"
+    )
+    assert load.errors == [], load.errors[:5]
+    # Recovery = noticing the death + one replica start. Serve notices by its health check
+    # (every health_check_period_s), so that bounds the part beyond the start itself.
+    assert recovery <= 2 * start + settings.health_check_period_s, (recovery, start)
