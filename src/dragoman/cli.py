@@ -31,6 +31,8 @@ commands:
   tune             sweep dtype, threads and max_num_seqs; write a settings file serve loads
   eval             chrF, BLEU and failure counts of a running server, per pair and input kind
   info             this host, the engine settings it gets and why, versions (--json)
+  deploy k8s       Kubernetes manifests from the serve settings, sized from bench results
+  plan             replicas for a load and p99 target from bench figures; --simulate a day
   keys add NAME    make an API key: print it once, append its digest to --api-keys-file
   keys revoke NAME remove a key from --api-keys-file (a running server re-reads the file)
   keys list        names and digest prefixes in --api-keys-file
@@ -138,6 +140,20 @@ def cmd_info(args: list[str]) -> None:
     print(json.dumps(info, indent=1) if s.json_output else render(info))
 
 
+def cmd_deploy_k8s(args: list[str]) -> None:
+    from dragoman.deploy.k8s.settings import K8sSettings
+    from dragoman.deploy.k8s.write import run_k8s
+
+    run_k8s(parse(K8sSettings, args, "dragoman deploy k8s"))
+
+
+def cmd_plan(args: list[str]) -> None:
+    from dragoman.plan.cli import run_plan
+    from dragoman.plan.settings import PlanSettings
+
+    run_plan(parse(PlanSettings, args, "dragoman plan"))
+
+
 def cmd_keys_add(args: list[str]) -> None:
     from dragoman.service.keys import add_key
     from dragoman.settings import KeyNameSettings
@@ -178,6 +194,8 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
     ("route",): cmd_route,
     ("deploy", "ray"): cmd_deploy_ray,
     ("info",): cmd_info,
+    ("deploy", "k8s"): cmd_deploy_k8s,
+    ("plan",): cmd_plan,
     ("keys", "add"): cmd_keys_add,
     ("keys", "revoke"): cmd_keys_revoke,
     ("keys", "list"): cmd_keys_list,

@@ -1,0 +1,108 @@
+"""`dragoman deploy k8s`: build the objects from the serve settings and the measured pod
+size, write them as YAML (one file per model group, one for the route), and say what was
+decided and from which figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from dragoman.deploy.k8s.groups import model_groups
+from dragoman.deploy.k8s.manifests import (
+    SCALE_METRIC,
+    all_objects,
+    grace_seconds,
+    group_name,
+    scale_target,
+    startup_failures,
+)
+from dragoman.deploy.k8s.settings import K8sSettings
+from dragoman.deploy.k8s.sizing import PodSize, measured_size
+
+
+def adapter_rules() -> dict[str, Any]:
+    """prometheus-adapter's rule (its Helm values) that serves the HPA's Pods metric."""
+    return {
+        "rules": {
+            "custom": [
+                {
+                    "seriesQuery": f'{SCALE_METRIC}{{namespace!="",pod!=""}}',
+                    "resources": {
+                        "overrides": {
+                            "namespace": {"resource": "namespace"},
+                            "pod": {"resource": "pod"},
+                        }
+                    },
+                    "name": {"matches": SCALE_METRIC, "as": SCALE_METRIC},
+                    "metricsQuery": "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+                }
+            ]
+        }
+    }
+
+
+def pod_size(s: K8sSettings) -> PodSize:
+    from dragoman.host import detect
+
+    host_class = s.host_class or detect().cpu_class
+    return measured_size(s.bench_results, host_class, s.cpu, s.memory_mib, s.start_seconds)
+
+
+def build(s: K8sSettings) -> tuple[dict[str, list[dict[str, Any]]], PodSize]:
+    size = pod_size(s)
+    return all_objects(s, model_groups(s), size), size
+
+
+def write(files: dict[str, list[dict[str, Any]]], s: K8sSettings) -> list[Path]:
+    s.out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, objs in files.items():
+        path = s.out / name
+        path.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+        written.append(path)
+    if s.autoscaler == "hpa":
+        path = s.out / "prometheus-adapter-values.yaml"
+        path.write_text(
+            "# prometheus-adapter values: serves dragoman_admitted_in_flight per pod to the HPA\n"
+            + yaml.safe_dump(adapter_rules(), sort_keys=False)
+        )
+        written.append(path)
+    return written
+
+
+def run_k8s(s: K8sSettings) -> None:
+    console = Console()
+    files, size = build(s)
+    written = write(files, s)
+    table = Table(title=f"dragoman deploy k8s: {len(files) - 1} model group(s) and the route")
+    for col in ("Deployment", "pairs", "replicas", "CPU", "memory", "scale on"):
+        table.add_column(col)
+    for g in model_groups(s):
+        table.add_row(
+            group_name(s, g),
+            f"{len(g.pairs)} ({', '.join(g.pairs[:4])}{', ...' if len(g.pairs) > 4 else ''})",
+            f"{s.replicas}-{s.max_replicas}",
+            f"{size.cpu:g}",
+            f"{size.memory_mib} MiB",
+            "-" if s.autoscaler == "none" else f"{SCALE_METRIC} > {scale_target(s):g}/pod",
+        )
+    table.add_row(
+        f"{s.name}-route",
+        "all",
+        str(s.route_replicas),
+        f"{s.route_cpu:g}",
+        f"{s.route_memory_mib} MiB",
+        "-",
+    )
+    console.print(table)
+    console.print(
+        f"sized from {size.source}: load time {size.start_seconds:.0f} s -> startup window "
+        f"{startup_failures(size) * 5} s; drain {s.drain_seconds:g} s -> grace "
+        f"{grace_seconds(s)} s"
+    )
+    for path in written:
+        console.print(f"wrote {path}")

@@ -1,0 +1,1 @@
+"""`dragoman plan`: replicas for a load from measured bench figures, and a simulated day."""
