@@ -460,6 +460,10 @@ class BenchSettings(EngineSettings):
     proxy_backends: list[Literal["echo", "continuous"]] = ["echo", "continuous"]
     """Backends for --proxy: echo (no model: the proxy's own cost) and the real engine."""
 
+    ray: bool = False
+    """Measure the Ray Serve path instead: `dragoman serve` vs `dragoman deploy ray` on the
+    echo engine (0 and 50 ms a text), same load (needs the `ray` extra)."""
+
     overload: bool = False
     """Measure the overload targets instead: one real server, closed-loop clients up to its
     admission bound, then 4x the bound honouring Retry-After; --seconds-per-level a phase."""

@@ -323,6 +323,12 @@ def run_bench(s: BenchSettings) -> None:
         out = asyncio.run(surfaces.run_surfaces_bench(s, console))
         _save(s, "surfaces", out, surfaces.markdown(out), console)
         return
+    if s.ray:
+        from dragoman.bench import rayserve
+
+        out = asyncio.run(rayserve.run_ray_bench(s, console))
+        _save(s, "ray", out, rayserve.markdown(out, s), console)
+        return
     if s.proxy:
         from dragoman.bench import proxy
 

@@ -200,3 +200,14 @@ def launch_echo(log_dir: Path, languages: str, *args: str, port: int | None = No
     """A dragoman server on the echo architecture: starts in a second, no model."""
     echo = ("--architecture", "echo", "--languages", languages, "--log-level", "warning")
     return _launch(log_dir, "serve", (*echo, *args), port=port, timeout=60.0)
+
+
+def launch_ray(log_dir: Path, *args: str, timeout: float = 300.0) -> Launched:
+    """`dragoman deploy ray` on a local Ray cluster of its own; ready once the ingress answers
+    /ready (serve.run returns only when every replica is up)."""
+    port = free_port()
+    log = log_dir / f"ray-{port}.log"
+    cmd = [sys.executable, "-m", "dragoman", "deploy", "ray", "--host", "127.0.0.1"]
+    cmd += ["--port", str(port), *args]
+    launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
+    return _wait(launched, "/ready", timeout, False)

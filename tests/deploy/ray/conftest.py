@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("ray.serve", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
 from dragoman.bench.servers import free_port
+from dragoman.deploy.ray.settings import RaySettings
 from tests.deploy.ray._cluster import APP, Cluster
 
 # Read by Serve's controller and replicas when they start: set before the cluster starts.
@@ -27,7 +28,9 @@ def cluster() -> Iterator[Cluster]:
     import ray
     from ray import serve
 
-    os.environ.update(FAST_AUTOSCALING)
+    # The suite runs what `dragoman deploy ray` runs: its fast path included.
+    env = {**FAST_AUTOSCALING, **RaySettings(fast_path=True).serve_env()}
+    os.environ.update(env)
     ray.init(
         num_cpus=8,  # logical: placement only; the replicas share this machine's real cores
         include_dashboard=False,
@@ -42,7 +45,7 @@ def cluster() -> Iterator[Cluster]:
     finally:
         serve.shutdown()
         ray.shutdown()
-        for key in FAST_AUTOSCALING:
+        for key in env:
             os.environ.pop(key, None)
 
 

@@ -63,6 +63,7 @@ def serve_config(settings: RaySettings, host: str | None = None, port: int | Non
                 "route_prefix": "/",
                 "import_path": IMPORT_PATH,
                 "args": app_args(settings),
+                "runtime_env": {"env_vars": settings.serve_env()},
                 "deployments": deployments,
             }
         ],

@@ -4,6 +4,7 @@ a Ray cluster and run the app on --host/--port until SIGTERM or Ctrl-C."""
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -48,6 +49,9 @@ def run(settings: RaySettings) -> None:
     from dragoman.deploy.ray.app import build_application
 
     local = settings.ray_address is None
+    if local:  # read by Serve's processes as they start: before the cluster does
+        for key, value in settings.serve_env().items():
+            os.environ.setdefault(key, value)
     ray.init(
         address=settings.ray_address,
         num_cpus=settings.ray_num_cpus if local else None,

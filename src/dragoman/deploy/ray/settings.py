@@ -23,6 +23,14 @@ class RaySettings(ServeSettings):
     """Object store of a local cluster started here. Small: dragoman passes texts, not tensors,
     and a container's small /dev/shm otherwise ends in OOM kills."""
 
+    fast_path: bool = True
+    """Ray Serve's own throughput settings for the request path (its RAY_SERVE_THROUGHPUT_
+    OPTIMIZED set, less direct ingress): user code and the router on each replica's event
+    loop instead of extra threads, gRPC between replicas, buffered request logs. Measured
+    here: a third of the added latency (benchmarks/results/ray-*). Applied to a local cluster
+    started here and written into the Serve config's runtime_env; a cluster you attach to
+    keeps its own proxy settings."""
+
     app_name: str = "dragoman"
     """Name of the Serve application."""
 
@@ -110,6 +118,19 @@ class RaySettings(ServeSettings):
                 f"({self.min_replicas})"
             )
         return self
+
+    def serve_env(self) -> dict[str, str]:
+        """Environment of Serve's processes for --fast-path (empty without it). Every replica
+        call is async, so nothing blocks the shared loop; blocking reads go to threads."""
+        if not self.fast_path:
+            return {}
+        return {
+            "RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0",
+            "RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0",
+            "RAY_SERVE_USE_GRPC_BY_DEFAULT": "1",
+            "RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "1000",
+            "RAY_SERVE_LOG_TO_STDERR": "0",
+        }
 
     def replica_max_ongoing(self) -> int:
         return self.max_ongoing_requests or self.max_num_seqs
