@@ -458,11 +458,13 @@ class BenchSettings(EngineSettings):
     """Measure `dragoman route` instead: direct vs through the proxy, same backend and load."""
 
     proxy_backends: list[Literal["echo", "continuous"]] = ["echo", "continuous"]
-    """Backends for --proxy: echo (no model: the proxy's own cost) and the real engine."""
+    """Backends for --proxy and --ray: echo (no model: the path's own cost) and the real
+    engine."""
 
     ray: bool = False
-    """Measure the Ray Serve path instead: `dragoman serve` vs `dragoman deploy ray` on the
-    echo engine (0 and 50 ms a text), same load (needs the `ray` extra)."""
+    """Measure the Ray Serve path instead: `dragoman serve` vs `dragoman deploy ray`, same
+    load, on --proxy-backends: echo (0 and 50 ms a text) and the real engine (needs the `ray`
+    extra)."""
 
     overload: bool = False
     """Measure the overload targets instead: one real server, closed-loop clients up to its

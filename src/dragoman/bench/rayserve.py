@@ -1,62 +1,130 @@
 """`dragoman bench --ray`: what the Ray Serve path costs against `dragoman serve`. The same
-echo engine (no model: the path's own cost), the same workload and concurrency, direct and
-through Ray (HTTP proxy -> ingress replica -> model replica), levels interleaved in one run.
-Two engine times: none (the path's CPU cost, all of it overhead) and 50 ms a text (a short
-engine step, where the overhead shows as added latency)."""
+engine, workload and concurrency, direct and through Ray (HTTP proxy -> ingress replica ->
+model replica), levels interleaved in one run. On the echo engine (no model: the path's own
+cost) at two engine times: none (the path's CPU cost, all of it overhead) and 50 ms a text (a
+short engine step, where the overhead shows as added latency); then on the real engine,
+where it counts. One engine at a time: the direct server stops before Ray's replica starts."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from dragoman.bench import workloads
 from dragoman.bench.loadgen import closed_loop
-from dragoman.bench.servers import Launched, launch_echo, launch_ray
+from dragoman.bench.servers import (
+    engine_flags,
+    launch_dragoman,
+    launch_echo,
+    launch_ray,
+)
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
+from dragoman.bench.workloads import Item
 from dragoman.settings import BenchSettings
 
 LANGUAGES = "en,fr,de,es,zh,ko"
 ECHO_DELAYS = (0.0, 0.05)
 
 
-async def _compare(
-    s: BenchSettings, delay: float, direct: Launched, ray: Launched, console: Console
-) -> list[dict[str, Any]]:
+async def _level(url: str, s: BenchSettings, items: Sequence[Item], c: int) -> dict[str, Any]:
+    await closed_loop(DragomanTarget(url), items[:8], 2, 8, 60)  # warm connections
+    records = await closed_loop(
+        DragomanTarget(url), items, c, s.requests_per_level, s.seconds_per_level
+    )
+    return summarise(records).to_dict()
+
+
+def _row(backend: str, delay: float, c: int, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    directs = [runs[k] for k in ("direct", "direct2") if k in runs]
+    r = runs["ray"]
+    direct_p50 = sum(d["latency_p50_s"] for d in directs) / len(directs)
+    direct_p99 = sum(d["latency_p99_s"] for d in directs) / len(directs)
+    direct_rps = sum(d["rps"] for d in directs) / len(directs)
+    return {
+        "backend": backend,
+        "echo_delay_s": delay,
+        "concurrency": c,
+        "direct": directs[0],
+        "direct_after": directs[-1],
+        "ray": r,
+        "added_p50_ms": 1000 * (r["latency_p50_s"] - direct_p50),
+        "added_p99_ms": 1000 * (r["latency_p99_s"] - direct_p99),
+        "throughput_ratio": r["rps"] / direct_rps if direct_rps else float("nan"),
+    }
+
+
+def _log(console: Console, row: dict[str, Any]) -> None:
+    name = (
+        "real engine"
+        if row["backend"] == "continuous"
+        else f"echo {1000 * row['echo_delay_s']:g} ms"
+    )
+    console.log(
+        f"{name}, c={row['concurrency']}: added p50 {row['added_p50_ms']:.2f} ms, "
+        f"throughput {100 * row['throughput_ratio']:.1f}% of direct, "
+        f"errors {row['ray']['errors']} (direct {row['direct']['errors']})"
+    )
+
+
+async def _echo(
+    s: BenchSettings, delay: float, logs: Path, console: Console
+) -> tuple[list[dict[str, Any]], float]:
+    """Both servers up at once (no engine): direct before and after each Ray level, their
+    mean cancelling slow drift."""
     items = workloads.build(s.workload, s.workload_size, s.seed)
-    rows = []
-    for c in s.concurrency:
-        runs: dict[str, dict[str, Any]] = {}
-        for via, url in (("direct", direct.url), ("ray", ray.url), ("direct2", direct.url)):
-            await closed_loop(DragomanTarget(url), items[:8], 2, 8, 30)  # warm connections
-            records = await closed_loop(
-                DragomanTarget(url), items, c, s.requests_per_level, s.seconds_per_level
-            )
-            runs[via] = summarise(records).to_dict()
-        # Direct runs before and after the Ray one: their mean cancels slow drift.
-        d1, d2, r = runs["direct"], runs["direct2"], runs["ray"]
-        direct_p50 = (d1["latency_p50_s"] + d2["latency_p50_s"]) / 2
-        direct_p99 = (d1["latency_p99_s"] + d2["latency_p99_s"]) / 2
-        direct_rps = (d1["rps"] + d2["rps"]) / 2
-        row = {
-            "echo_delay_s": delay,
-            "concurrency": c,
-            "direct": d1,
-            "direct_after": d2,
-            "ray": r,
-            "added_p50_ms": 1000 * (r["latency_p50_s"] - direct_p50),
-            "added_p99_ms": 1000 * (r["latency_p99_s"] - direct_p99),
-            "throughput_ratio": r["rps"] / direct_rps if direct_rps else float("nan"),
-        }
-        rows.append(row)
-        console.log(
-            f"echo {1000 * delay:g} ms, c={c}: added p50 {row['added_p50_ms']:.2f} ms, "
-            f"throughput {100 * row['throughput_ratio']:.1f}% of direct, "
-            f"errors {r['errors']} (direct {d1['errors'] + d2['errors']})"
+    # No sentence cache: every text reaches the (echo) engine on both paths.
+    flags = ("--echo-delay", str(delay), "--cache-mib", "0")
+    direct = await asyncio.to_thread(launch_echo, logs, LANGUAGES, *flags)
+    try:
+        ray = await asyncio.to_thread(
+            launch_ray,
+            logs,
+            *("--architecture", "echo", "--languages", LANGUAGES, "--log-level", "warning"),
+            *flags,
         )
-    return rows
+        try:
+            rows = []
+            for c in s.concurrency:
+                runs = {}
+                for via, server in (("direct", direct), ("ray", ray), ("direct2", direct)):
+                    runs[via] = await _level(server.url, s, items, c)
+                rows.append(_row("echo", delay, c, runs))
+                _log(console, rows[-1])
+            return rows, ray.start_seconds
+        finally:
+            await asyncio.to_thread(ray.stop)
+    finally:
+        await asyncio.to_thread(direct.stop)
+
+
+async def _engine(
+    s: BenchSettings, logs: Path, console: Console
+) -> tuple[list[dict[str, Any]], float]:
+    """The real engine: one at a time (two would share the cores), direct first."""
+    items = workloads.build(s.workload, s.workload_size, s.seed)
+    flags = [*engine_flags(s), "--log-level", "warning"]
+    runs: dict[int, dict[str, dict[str, Any]]] = {c: {} for c in s.concurrency}
+    direct = await asyncio.to_thread(launch_dragoman, logs, *flags)
+    try:
+        for c in s.concurrency:
+            runs[c]["direct"] = await _level(direct.url, s, items, c)
+    finally:
+        await asyncio.to_thread(direct.stop)
+    ray = await asyncio.to_thread(launch_ray, logs, *flags, timeout=900)
+    try:
+        for c in s.concurrency:
+            runs[c]["ray"] = await _level(ray.url, s, items, c)
+    finally:
+        await asyncio.to_thread(ray.stop)
+    rows = [_row("continuous", 0.0, c, runs[c]) for c in s.concurrency]
+    for row in rows:
+        _log(console, row)
+    return rows, ray.start_seconds
 
 
 async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
@@ -64,26 +132,22 @@ async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
     logs.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     starts: list[float] = []
-    for delay in ECHO_DELAYS:
-        # No sentence cache: every text reaches the (echo) engine on both paths.
-        flags = ("--echo-delay", str(delay), "--cache-mib", "0")
-        direct = await asyncio.to_thread(launch_echo, logs, LANGUAGES, *flags)
-        try:
-            ray = await asyncio.to_thread(
-                launch_ray,
-                logs,
-                *("--architecture", "echo", "--languages", LANGUAGES, "--log-level", "warning"),
-                *flags,
-            )
-            starts.append(ray.start_seconds)
-            console.log(f"Ray Serve app up in {ray.start_seconds:.1f} s (cluster start included)")
-            try:
-                rows += await _compare(s, delay, direct, ray, console)
-            finally:
-                await asyncio.to_thread(ray.stop)
-        finally:
-            await asyncio.to_thread(direct.stop)
+    for backend in s.proxy_backends:
+        for delay in ECHO_DELAYS if backend == "echo" else (0.0,):
+            if backend == "echo":
+                got, start = await _echo(s, delay, logs, console)
+            else:
+                got, start = await _engine(s, logs, console)
+            console.log(f"Ray Serve app up in {start:.1f} s (cluster start included)")
+            rows += got
+            starts.append(start)
     return {"rows": rows, "ray_start_seconds": starts}
+
+
+def _engine_label(row: dict[str, Any]) -> str:
+    if row.get("backend") == "continuous":
+        return "real"
+    return f"echo {1000 * row['echo_delay_s']:g} ms"
 
 
 def markdown(results: dict[str, Any], s: BenchSettings) -> str:
@@ -91,14 +155,14 @@ def markdown(results: dict[str, Any], s: BenchSettings) -> str:
         f"# Ray Serve path overhead: echo engine, workload `{s.workload}`, "
         f"{s.requests_per_level} requests per level",
         "",
-        "| engine time | clients | direct p50 ms | Ray p50 ms | added p50 ms | direct p99 ms "
+        "| engine | clients | direct p50 ms | Ray p50 ms | added p50 ms | direct p99 ms "
         "| Ray p99 ms | direct req/s | Ray req/s | Ray/direct | Ray errors |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
         d, p = r["direct"], r["ray"]
         lines.append(
-            f"| {1000 * r['echo_delay_s']:g} ms | {r['concurrency']} "
+            f"| {_engine_label(r)} | {r['concurrency']} "
             f"| {1000 * d['latency_p50_s']:.2f} | {1000 * p['latency_p50_s']:.2f} "
             f"| {r['added_p50_ms']:.2f} | {1000 * d['latency_p99_s']:.2f} "
             f"| {1000 * p['latency_p99_s']:.2f} | {d['rps']:.1f} | {p['rps']:.1f} "
@@ -106,10 +170,11 @@ def markdown(results: dict[str, Any], s: BenchSettings) -> str:
         )
     lines += [
         "",
-        "Direct: `dragoman serve --architecture echo`; Ray: `dragoman deploy ray --architecture "
-        "echo` (one ingress replica, one model replica, on a local Ray cluster it starts). "
-        "Direct is measured before and after each Ray level; added latency and the ratio use "
-        "their mean. Load client, Ray's processes and the servers share the machine's cores. "
+        "Direct: `dragoman serve`; Ray: `dragoman deploy ray` with the same flags (one ingress "
+        "replica, one model replica, on a local Ray cluster it starts). On the echo engine "
+        "direct is measured before and after each Ray level, and added latency and the ratio "
+        "use their mean; on the real engine direct runs first and stops before Ray's replica "
+        "starts. Load client, Ray's processes and the servers share the machine's cores. "
         "Ray app start, cluster start included: "
         + ", ".join(f"{t:.1f} s" for t in results["ray_start_seconds"])
         + ".",

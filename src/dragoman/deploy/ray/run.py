@@ -42,6 +42,23 @@ def deploy_ray(settings: RaySettings) -> None:
     run(settings)
 
 
+def local_cpus(settings: RaySettings) -> int:
+    """Logical CPUs of a local cluster: --ray-num-cpus, else this machine's, raised so that the
+    ingress and every model's min_replicas fit (Ray's CPUs only decide placement; on a 2-core
+    host one real-engine replica alone asks for 2, and the ingress for 1 more)."""
+    import math
+
+    from dragoman.deploy.ray.app import resources
+    from dragoman.deploy.ray.groups import model_groups
+
+    if settings.ray_num_cpus is not None:
+        return settings.ray_num_cpus
+    need = settings.ingress_cpus * settings.ingress_replicas + resources(settings).cpus * (
+        settings.min_replicas * len(model_groups(settings))
+    )
+    return max(os.cpu_count() or 1, math.ceil(need))
+
+
 def run(settings: RaySettings) -> None:
     import ray
     from ray import serve
@@ -54,7 +71,7 @@ def run(settings: RaySettings) -> None:
             os.environ.setdefault(key, value)
     ray.init(
         address=settings.ray_address,
-        num_cpus=settings.ray_num_cpus if local else None,
+        num_cpus=local_cpus(settings) if local else None,
         object_store_memory=settings.ray_object_store_mib * 2**20 if local else None,
         include_dashboard=False if local else None,
     )

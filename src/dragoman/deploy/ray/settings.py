@@ -17,7 +17,8 @@ class RaySettings(ServeSettings):
     (stopped again on exit)."""
 
     ray_num_cpus: int | None = Field(default=None, ge=1)
-    """Logical CPUs of a local cluster started here; default: this machine's."""
+    """Logical CPUs of a local cluster started here; default: this machine's, raised to fit
+    the ingress and every model's min_replicas (Ray's CPUs decide placement only)."""
 
     ray_object_store_mib: int = Field(default=256, ge=75)
     """Object store of a local cluster started here. Small: dragoman passes texts, not tensors,
