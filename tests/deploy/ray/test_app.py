@@ -9,6 +9,7 @@ import pytest
 from libretranslatepy import LibreTranslateAPI
 from openai import OpenAI
 
+from dragoman.settings import ModelSpec
 from tests.deploy.ray._cluster import (
     ECHO_DEPLOYMENT,
     ECHO_MODEL,
@@ -74,6 +75,32 @@ def test_replica_counts_and_errors_come_through_the_ingress(deployed: Cluster) -
         assert ready["admission_limit"] == 2 * 64
         languages = client.get("/v1/languages").json()
         assert sorted(lang["code"] for lang in languages["languages"]) == ["de", "en", "fr"]
+
+
+def test_each_pair_reaches_its_models_deployment(deployed: Cluster) -> None:
+    models = [
+        ModelSpec(name="qwen", model="qwen2.5-coder-0.5b-instruct", languages=["en", "de"]),
+        ModelSpec(name="gemma", model="gemma-3-270m", pairs=["en-fr"]),
+    ]
+    deployed.deploy(echo_settings(models=models))
+    assert deployed.running("model-qwen") == deployed.running("model-gemma") == 1
+    with httpx.Client(base_url=deployed.url, timeout=30) as client:
+        for target, model in (("de", "qwen"), ("fr", "gemma")):
+            body = {"text": "Hello", "source_lang": "en", "target_lang": target}
+            r = client.post("/v1/translate", json=body)
+            assert r.status_code == 200, r.text
+            assert r.json()["model"] == model
+        pairs = client.get("/v1/languages").json()["pairs"]
+        assert {(p["source"], p["target"], p["model"]) for p in pairs} == {
+            ("de", "en", "qwen"),
+            ("en", "de", "qwen"),
+            ("en", "fr", "gemma"),
+        }
+        # fr->en is no model's pair: the usual 400, not a 404 or a hang.
+        r = client.post(
+            "/v1/translate", json={"text": "Salut", "source_lang": "fr", "target_lang": "en"}
+        )
+        assert r.status_code == 400
 
 
 @pytest.mark.integration
