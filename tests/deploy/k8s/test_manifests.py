@@ -208,38 +208,41 @@ def test_single_model_group_takes_the_model_and_languages(monkeypatch: pytest.Mo
     assert ServeSettings().languages == ["en", "fr", "es"]
 
 
-def test_deploy_k8s_command_writes_files_that_validate(tmp_path: Path) -> None:
-    code = main(
-        [
-            "deploy",
-            "k8s",
-            "--out",
-            str(tmp_path),
-            "--cpu",
-            "2",
-            "--memory-mib",
-            "3072",
-            "--start-seconds",
-            "40",
-            "--drain-seconds",
-            "20",
-        ]
+def test_deploy_k8s_reads_the_serve_config_file_and_writes_valid_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "server.toml"
+    config.write_text(
+        "max_num_seqs = 8\ndrain_seconds = 20\n"
+        '[[models]]\nname = "qwen"\nmodel = "qwen2.5-coder-0.5b-instruct"\n'
+        'languages = ["en", "de"]\n'
+        '[[models]]\nname = "gemma"\nmodel = "gemma-3-270m"\npairs = ["en-fr"]\n'
     )
-    assert code == 0
-    files = sorted(p.name for p in tmp_path.iterdir())
-    assert "route.yaml" in files and "prometheus-adapter-values.yaml" in files
+    out = tmp_path / "k8s"
+    monkeypatch.setenv("DRAGOMAN_CONFIG", "")  # restored after main() sets it from --config
+    args = ["--out", str(out), "--cpu", "2", "--memory-mib", "3072", "--start-seconds", "40"]
+    assert main(["deploy", "k8s", "--config", str(config), *args]) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == [
+        "model-gemma.yaml",
+        "model-qwen.yaml",
+        "prometheus-adapter-values.yaml",
+        "route.yaml",
+    ]
     docs = [
         d
-        for p in tmp_path.glob("*.yaml")
+        for p in out.glob("*.yaml")
         if p.name != "prometheus-adapter-values.yaml"
         for d in yaml.safe_load_all(p.read_text())
     ]
-    assert len(docs) == 4 + 3
+    assert len(docs) == 2 * 4 + 3
     for doc in docs:
         kubernetes_validate.validate(doc, K8S, strict=True)
-    dep = next(
-        d for d in docs if d["kind"] == "Deployment" and "route" not in d["metadata"]["name"]
+    qwen = next(
+        d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "dragoman-qwen"
     )
-    probe = container(dep)["startupProbe"]
+    assert env_of(container(qwen))["DRAGOMAN_MAX_NUM_SEQS"] == "8"
+    probe = container(qwen)["startupProbe"]
     assert probe["periodSeconds"] * probe["failureThreshold"] == math.ceil(3 * 40 / 5) * 5
-    assert container(dep)["resources"]["limits"]["memory"] == "3072Mi"
+    assert container(qwen)["resources"]["limits"]["memory"] == "3072Mi"
+    assert qwen["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 20 + 5
