@@ -203,11 +203,20 @@ def launch_echo(log_dir: Path, languages: str, *args: str, port: int | None = No
 
 
 def launch_ray(log_dir: Path, *args: str, timeout: float = 300.0) -> Launched:
-    """`dragoman deploy ray` on a local Ray cluster of its own; ready once the ingress answers
-    /ready (serve.run returns only when every replica is up)."""
+    """`dragoman deploy ray` on a local Ray cluster of its own; ready once every replica is."""
     port = free_port()
     log = log_dir / f"ray-{port}.log"
     cmd = [sys.executable, "-m", "dragoman", "deploy", "ray", "--host", "127.0.0.1"]
     cmd += ["--port", str(port), *args]
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
-    return _wait(launched, "/ready", timeout, False)
+    started = time.monotonic()
+    _wait(launched, "/ready", timeout, False)
+    # The ingress is ready before the model replicas are (its pairs answer 503 meanwhile);
+    # the app is up when `dragoman deploy ray` says so, after serve.run returned.
+    while "dragoman on Ray Serve:" not in log.read_text(errors="replace"):
+        if launched.process.poll() is not None or time.monotonic() - started > timeout:
+            launched.stop()
+            raise RuntimeError(f"Ray app not up in {timeout} s: {log.read_text()[-3000:]}")
+        time.sleep(0.5)
+    launched.start_seconds = time.monotonic() - started
+    return launched
