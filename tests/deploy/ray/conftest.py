@@ -33,6 +33,7 @@ def cluster() -> Iterator[Cluster]:
     env = {**FAST_AUTOSCALING, **RaySettings(fast_path=True).cluster_env()}
     os.environ.update(env)
     ray.init(
+        address="local",  # our own cluster, whatever else runs on this machine
         num_cpus=8,  # logical: placement only; the replicas share this machine's real cores
         include_dashboard=False,
         object_store_memory=200 * 2**20,

@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from dragoman.deploy.ray.settings import RaySettings
 from dragoman.errors import ConfigError
@@ -70,14 +71,24 @@ def run(settings: RaySettings) -> None:
         for key, value in settings.cluster_env().items():
             os.environ.setdefault(key, value)
     ray.init(
-        address=settings.ray_address,
+        # "local": a new cluster even where `ray start` left one for ray.init() to join.
+        address=settings.ray_address or "local",
         num_cpus=local_cpus(settings) if local else None,
         object_store_memory=settings.ray_object_store_mib * 2**20 if local else None,
         include_dashboard=False if local else None,
     )
     stop = threading.Event()
+
+    def on_signal(sig: int, frame: object) -> None:
+        # SIGTERM drains; a second one, or Ctrl-C (whose SIGINT also reached the Ray processes
+        # of our process group), stops at once.
+        if sig == signal.SIGTERM and not stop.is_set():
+            stop.set()
+        else:
+            raise KeyboardInterrupt
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     try:
         serve.start(http_options={"host": settings.host, "port": settings.port})
         started = time.monotonic()
@@ -91,8 +102,18 @@ def run(settings: RaySettings) -> None:
         stop.wait()
         # Replicas stop gracefully: each waits for its requests (up to the drain time) before
         # its engine shuts down.
-        serve.delete(settings.app_name)
+        _bounded(lambda: serve.delete(settings.app_name), settings.drain_seconds + 30)
     finally:
         if local:
-            serve.shutdown()
+            _bounded(serve.shutdown, 30)
             ray.shutdown()
+
+
+def _bounded(call: Callable[[], object], seconds: float) -> None:
+    """Run a shutdown step for at most `seconds`: with a cluster half gone (its raylet killed
+    by the same Ctrl-C) Serve's calls wait forever."""
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        log.warning("Ray did not answer within %g s; leaving without it", seconds)
