@@ -3,6 +3,7 @@ with no live replica answered 503 with Retry-After at once."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -72,3 +73,50 @@ async def test_a_known_pair_without_live_replicas_is_503_with_retry_after() -> N
     assert (await g.translate("hi", "en", "fr")).text == "gemma:hi"  # the other model answers
     assert calls == ["gemma"]
     await g.check_health()  # the ingress stays healthy meanwhile
+
+
+def counted(view: ReplicaView, running: dict[str, int]) -> list[int]:
+    """Replace the view's read of Serve's status with one that answers `running`; the list
+    grows by one each read."""
+    reads: list[int] = []
+
+    def read() -> dict[str, int]:
+        reads.append(1)
+        return running
+
+    view._read = read  # type: ignore[method-assign]
+    return reads
+
+
+async def _reads_within(view: ReplicaView, reads: list[int], want: int, seconds: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        if len(reads) >= want:
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+async def test_the_view_reads_at_the_idle_pace_until_a_replica_is_lost() -> None:
+    view = ReplicaView("dragoman", interval=0.3)  # idle: every 3 s
+    reads = counted(view, {QWEN.deployment: 1})
+    task = asyncio.create_task(view.run())
+    try:
+        assert await _reads_within(view, reads, 1, 5)
+        assert not await _reads_within(view, reads, 2, 1.0)  # all live: no read for 3 s
+        view.poke()  # a transport failure: read again after one interval
+        assert await _reads_within(view, reads, 2, 1.5)
+    finally:
+        task.cancel()
+
+
+async def test_the_view_reads_every_interval_while_a_model_has_no_replica() -> None:
+    view = ReplicaView("dragoman", interval=0.2)
+    reads = counted(view, {QWEN.deployment: 0})
+    task = asyncio.create_task(view.run())
+    try:
+        assert await _reads_within(view, reads, 4, 1.8)  # idle pace would be one in 2 s
+        assert not view.live(QWEN.deployment)
+    finally:
+        task.cancel()
