@@ -125,17 +125,16 @@ def cmd_deploy_ray(args: list[str]) -> None:
 def cmd_info(args: list[str]) -> None:
     import json
 
-    from dragoman.engine.vllm_engine import engine_plan
+    from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
     from dragoman.host import detect
     from dragoman.info import render, report
-    from dragoman.models.prepare import resolve_model
     from dragoman.settings import InfoSettings
 
     s = parse(InfoSettings, args, "dragoman info")
     try:
-        path = resolve_model(s.model, s.data_dir)
-    except DragomanError:
-        path = f"{s.model} (not prepared: run `dragoman model prepare`)"
+        path = loaded_model_path(s)
+    except DragomanError as e:
+        path = f"{s.model} (not prepared: {e})"
     info = report(detect(), {s.model: engine_plan(s, path)}, {s.model: path})
     print(json.dumps(info, indent=1) if s.json_output else render(info))
 

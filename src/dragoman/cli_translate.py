@@ -38,7 +38,7 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
 
 async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.api.serve import languages_for
-    from dragoman.engine.vllm_engine import open_vllm
+    from dragoman.engine.vllm_engine import open_vllm, weights_for
     from dragoman.languages import check_pair
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
@@ -46,7 +46,7 @@ async def _local(s: TranslateSettings, text: str) -> str:
     langs = languages_for(s.model)
     check_pair(s.source, s.to, langs)
     if s.model in CATALOGUE:
-        prepare(s.model, s.data_dir)
+        prepare(s.model, s.data_dir, weights=weights_for(s))
     print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)
     entry = CATALOGUE.get(s.model)
     async with open_vllm(s, langs, entry.prompt if entry else "chat") as translator:

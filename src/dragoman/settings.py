@@ -71,6 +71,14 @@ class ModelSettings(_Base):
     data_dir: Path = Field(default_factory=_default_data_dir)
     """Where prepared models are cached."""
 
+    weights: Literal["host", "full", "w8a8", "w4a16"] = "host"
+    """Which form of a catalogue model's weights the engine loads: `full` (the GGUF dequantized
+    to safetensors; run at `dtype`), `w8a8` (int8 weights and int8 activations per token,
+    re-quantized from the GGUF) or `w4a16` (4-bit weight groups, bf16 activations). `host`:
+    the engine plan's choice for this machine (`dragoman info` shows it and why; full on a GPU
+    and for models outside the catalogue). `dragoman model prepare` makes the form this
+    resolves to."""
+
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 

@@ -49,7 +49,10 @@ def serve(settings: ServeSettings) -> None:
     if settings.architecture != "echo":
         for model in {settings.model} | {m.model for m in settings.models}:
             if model in CATALOGUE:
-                prepare(model, settings.data_dir)  # instant when already prepared
+                from dragoman.engine.vllm_engine import weights_for
+
+                weights = weights_for(settings.model_copy(update={"model": model}))
+                prepare(model, settings.data_dir, weights=weights)  # instant when prepared
 
     def factory() -> AbstractAsyncContextManager[Translator]:
         if settings.architecture == "continuous" and settings.models:

@@ -63,7 +63,10 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     plans = host.plans()
     served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
     # Loaded engines' models were resolved when they started, so this cannot fail for them.
-    models = {name: resolve_model(served.get(name, name), settings.data_dir) for name in plans}
+    models = {
+        name: resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
+        for name, plan in plans.items()
+    }
     return JSONResponse(report(detect(), plans, models))
 
 

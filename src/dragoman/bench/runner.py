@@ -27,7 +27,11 @@ from dragoman.settings import BenchSettings, EngineSettings
 ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "continuous": ("continuous", 1, {}),
     "continuous-noguard": ("continuous", 1, {"repeat_window": 0}),
-    "continuous-fp32": ("continuous", 1, {"dtype": "float32"}),
+    # Today's full weights at each dtype, and the other quantized form (models/quantize.py).
+    "continuous-fp32": ("continuous", 1, {"dtype": "float32", "weights": "full"}),
+    "continuous-bf16": ("continuous", 1, {"dtype": "bfloat16", "weights": "full"}),
+    "continuous-w8a8": ("continuous", 1, {"weights": "w8a8"}),
+    "continuous-w4a16": ("continuous", 1, {"dtype": "bfloat16", "weights": "w4a16"}),
     "continuous-legacy": (
         "continuous",
         1,
@@ -53,13 +57,12 @@ class Level:
 
 def host_meta(s: EngineSettings) -> dict[str, Any]:
     """The host and the engine plan it gets with these settings, for every result file."""
-    from dragoman.engine.vllm_engine import engine_plan
+    from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
     from dragoman.host import detect
-    from dragoman.models.prepare import resolve_model
 
     host = detect()
     try:
-        path: str | None = resolve_model(s.model, s.data_dir)
+        path: str | None = loaded_model_path(s)
     except Exception:
         path = None
     return {
@@ -85,18 +88,18 @@ class Bench:
         from transformers import AutoTokenizer
 
         from dragoman.engine.prompts import PromptBuilder
-        from dragoman.models.prepare import resolve_model
+        from dragoman.engine.vllm_engine import loaded_model_path
 
-        tok = AutoTokenizer.from_pretrained(resolve_model(self.s.model, self.s.data_dir))
+        tok = AutoTokenizer.from_pretrained(loaded_model_path(self.s))
         pb = PromptBuilder(tok, self.s.max_model_len, self.s.output_ratio, self.s.max_output_tokens)
         return lambda item: pb.build(item.text, item.source, item.target)[1]
 
     def launch(self, arch: str) -> tuple[Launched, Target]:
         from dragoman.bench.servers import engine_flags
-        from dragoman.models.prepare import resolve_model
+        from dragoman.engine.vllm_engine import loaded_model_path
 
         if arch == PEER:
-            path = resolve_model(self.s.model, self.s.data_dir)
+            path = loaded_model_path(self.s)  # the same weights dragoman loads
             server = launch_vllm_serve(self.logs, path, self.s)
             target: Target = OpenAITarget(
                 server.url, self.s.model, self._budget(), self.s.repetition_penalty

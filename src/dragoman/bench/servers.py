@@ -66,6 +66,8 @@ def engine_flags(s: EngineSettings) -> list[str]:
         str(s.max_model_len),
         "--dtype",
         s.dtype,
+        "--weights",
+        s.weights,
         "--cpu-threads",
         s.cpu_threads,
         "--max-output-tokens",

@@ -27,7 +27,6 @@ from typing import Any
 from dragoman.engine.prompts import PromptBuilder
 from dragoman.engine.protocol import FinishReason, Terms, Translation
 from dragoman.errors import EngineDead, EngineFailed
-from dragoman.models.prepare import resolve_model
 from dragoman.settings import EngineSettings
 
 log = logging.getLogger(__name__)
@@ -128,9 +127,9 @@ class MultiprocessTranslator:
     ) -> None:
         from transformers import AutoTokenizer
 
-        from dragoman.engine.vllm_engine import engine_setup
+        from dragoman.engine.vllm_engine import engine_setup, loaded_model_path
 
-        model_path = resolve_model(settings.model, settings.data_dir)
+        model_path = loaded_model_path(settings)
         self.model_name = settings.model
         self.languages = languages
         self.prompts = PromptBuilder(

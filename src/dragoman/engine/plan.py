@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 # many CPUs one core for the front end costs little, so vLLM's default is kept there.
 ALL_CORES_UP_TO = 4
 
+# Whether a CPU gets int8 weights without being asked (see choose_weights).
+QUANTIZED_BY_DEFAULT = False
+
 _DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
@@ -45,6 +48,8 @@ class EnginePlan:
     tcmalloc: Choice
     """Path of the allocator to preload, or "" for none."""
     enforce_eager: Choice
+    weights: Choice = Choice("full", "default")
+    """Which form of the model's weights is loaded: full, w8a8 or w4a16 (models/quantize.py)."""
 
     def env(self) -> dict[str, str]:
         """Environment an engine process of this plan must start with."""
@@ -75,6 +80,7 @@ class EnginePlan:
                 ("kv_cache_gib", self.kvcache_gib),
                 ("tcmalloc", self.tcmalloc),
                 ("enforce_eager", self.enforce_eager),
+                ("weights", self.weights),
             )
         }
 
@@ -83,7 +89,8 @@ class EnginePlan:
         if self.device != "cpu":
             return f"device gpu, dtype {self.dtype.value}, eager {self.enforce_eager.value}"
         return (
-            f"device cpu, dtype {self.dtype.value}, threads {self.threads.value}, "
+            f"device cpu, weights {self.weights.value}, dtype {self.dtype.value}, "
+            f"threads {self.threads.value}, "
             f"KV cache {self.kvcache_gib.value} GiB, {tc}, eager {self.enforce_eager.value}"
         )
 
@@ -114,6 +121,24 @@ def choose_dtype(setting: str, host: Host, gpu: bool) -> Choice:
     return Choice(
         "float32",
         "CPU has no native bf16: emulated bf16 is ~8x slower at batch 16 than float32",
+    )
+
+
+def choose_weights(setting: str, host: Host, gpu: bool, catalogued: bool) -> Choice:
+    """The form of the weights to load. Quantized forms are made from a catalogue model's GGUF,
+    so a model from elsewhere gets its weights as they are."""
+    if setting != "host":
+        return Choice(setting, "set explicitly")
+    if gpu:
+        return Choice("full", "GPU: full weights at the dtype above")
+    if not catalogued:
+        return Choice("full", "not a catalogue model: no GGUF to re-quantize from")
+    if not QUANTIZED_BY_DEFAULT:
+        return Choice("full", "quantized forms are opt-in until measured: --weights w8a8")
+    return Choice(
+        "w8a8",
+        f"CPU ({host.cpu_class}): decode reads every weight per token; int8 weights and "
+        "activations beat full weights at 1 and 16 streams (benchmarks/results/quantized-*)",
     )
 
 
@@ -182,6 +207,8 @@ def choose_tcmalloc(setting: bool | None, host: Host) -> Choice:
 def plan_engine(
     s: EngineSettings, host: Host, gpu: bool, model_path: str | None = None
 ) -> EnginePlan:
+    from dragoman.models.catalogue import CATALOGUE
+
     dtype = choose_dtype(s.dtype, host, gpu)
     if s.enforce_eager is not None:
         eager = Choice(str(s.enforce_eager).lower(), "set explicitly")
@@ -196,4 +223,5 @@ def plan_engine(
         kvcache_gib=choose_kvcache(s.cpu_kvcache_space_gib, host, s, model_path, dtype.value),
         tcmalloc=choose_tcmalloc(s.tcmalloc, host),
         enforce_eager=eager,
+        weights=choose_weights(s.weights, host, gpu, s.model in CATALOGUE),
     )

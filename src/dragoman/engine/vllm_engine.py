@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
-from dragoman.engine.plan import EnginePlan, plan_engine
+from dragoman.engine.plan import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.prompts import PromptBuilder, PromptFormat
 from dragoman.engine.protocol import (
     ChatChunk,
@@ -33,7 +33,7 @@ from dragoman.models.prepare import resolve_model
 if TYPE_CHECKING:
     from vllm.v1.engine.async_llm import AsyncLLM
 
-    from dragoman.settings import EngineSettings
+    from dragoman.settings import EngineSettings, ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,20 @@ def is_cpu_platform() -> bool:
 def engine_plan(settings: EngineSettings, model_path: str | None = None) -> EnginePlan:
     """The engine settings this host gets (explicit settings win), with their reasons."""
     return plan_engine(settings, detect(), gpu=not is_cpu_platform(), model_path=model_path)
+
+
+def weights_for(settings: ModelSettings) -> str:
+    """The form of `settings.model`'s weights this host loads (the plan's `weights`)."""
+    from dragoman.models.catalogue import CATALOGUE
+
+    gpu = not is_cpu_platform()
+    return choose_weights(settings.weights, detect(), gpu, settings.model in CATALOGUE).value
+
+
+def loaded_model_path(settings: ModelSettings) -> str:
+    """The directory (or hub id) vLLM loads for `settings.model`: a catalogue model in the form
+    of weights this host's plan picks (models/quantize.py), anything else as it is."""
+    return resolve_model(settings.model, settings.data_dir, weights_for(settings))
 
 
 def engine_setup(settings: EngineSettings, model_path: str) -> tuple[EnginePlan, dict[str, Any]]:
@@ -348,7 +362,7 @@ async def open_vllm(
     prometheus: bool = True,
 ) -> AsyncIterator[VllmTranslator]:
     """Build the engine, yield a translator over it, always shut the engine down."""
-    model_path = resolve_model(settings.model, settings.data_dir)
+    model_path = loaded_model_path(settings)
     from vllm.engine.arg_utils import AsyncEngineArgs
 
     plan, kwargs = engine_setup(settings, model_path)

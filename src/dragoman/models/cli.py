@@ -21,9 +21,12 @@ def run_prepare(settings: ModelSettings) -> None:
             f"{settings.model!r} is not in the catalogue; a local model directory needs no "
             "preparation (see `dragoman model list`)"
         )
-    target = model_dir(settings.data_dir, settings.model)
+    from dragoman.engine.vllm_engine import weights_for
+
+    weights = weights_for(settings)
+    target = model_dir(settings.data_dir, settings.model, weights)
     if is_prepared(target):
-        console.print(f"[green]ready[/] {settings.model} at {target}")
+        console.print(f"[green]ready[/] {settings.model} ({weights} weights) at {target}")
         return
     started = time.monotonic()
     with Progress(
@@ -42,9 +45,10 @@ def run_prepare(settings: ModelSettings) -> None:
                 tasks[stage] = bar.add_task(label.get(stage, stage), total=total)
             bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
 
-        path = prepare(settings.model, settings.data_dir, progress)
+        path = prepare(settings.model, settings.data_dir, progress, weights)
     console.print(
-        f"[green]ready[/] {settings.model} at {path} ({time.monotonic() - started:.0f} s)"
+        f"[green]ready[/] {settings.model} ({weights} weights) at {path} "
+        f"({time.monotonic() - started:.0f} s)"
     )
 
 

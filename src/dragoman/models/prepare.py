@@ -31,21 +31,25 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
-def model_dir(data_dir: Path, name: str) -> Path:
-    return data_dir / "models" / name
+def model_dir(data_dir: Path, name: str, weights: str = "full") -> Path:
+    """Where catalogue model `name` is prepared in the form `weights` (full or quantized)."""
+    return data_dir / "models" / (name if weights == "full" else f"{name}.{weights}")
 
 
 def is_prepared(path: Path) -> bool:
     return (path / READY_MARKER).is_file() and (path / "config.json").is_file()
 
 
-def resolve_model(model: str, data_dir: Path) -> str:
-    """What to hand vLLM for `model`: a prepared catalogue dir, a local dir, or a hub id."""
+def resolve_model(model: str, data_dir: Path, weights: str = "full") -> str:
+    """What to hand vLLM for `model`: a prepared catalogue dir (in the form `weights`), a local
+    dir, or a hub id (those two as they are)."""
     if model in CATALOGUE:
-        path = model_dir(data_dir, model)
+        path = model_dir(data_dir, model, weights)
         if not is_prepared(path):
+            flag = "" if weights == "full" else f" --weights {weights}"
             raise ModelError(
-                f"model {model!r} is not prepared in {data_dir}; run `dragoman model prepare`"
+                f"model {model!r} ({weights} weights) is not prepared in {data_dir}; "
+                f"run `dragoman model prepare{flag}`"
             )
         return str(path)
     local = Path(model).expanduser()
@@ -118,30 +122,51 @@ def convert_gguf(gguf: Path, out: Path, needs_chat_template: bool = True) -> Non
         raise ModelError(f"{gguf.name} carries no chat template")
 
 
-def prepare(name: str, data_dir: Path, progress: Progress = _no_progress) -> Path:
-    """Make catalogue model `name` ready under `data_dir`; return its directory."""
+def prepare(
+    name: str, data_dir: Path, progress: Progress = _no_progress, weights: str = "full"
+) -> Path:
+    """Make catalogue model `name` ready under `data_dir` in the form `weights` (the full
+    weights are always made: a quantized form takes its config, tokenizer and norms from
+    them); return its directory."""
     entry = CATALOGUE.get(name)
     if entry is None:
         known = ", ".join(sorted(CATALOGUE))
         raise ModelError(f"unknown model {name!r}; the catalogue has: {known}")
-    final = model_dir(data_dir, name)
+    full = model_dir(data_dir, name)
+    final = model_dir(data_dir, name, weights)
     if is_prepared(final):
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
     try:
         gguf = assemble(entry, work / entry.gguf_name, progress)
-        progress("convert", 0, 1)
-        out = work / "hf"
-        convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
-        (out / READY_MARKER).write_text(f"{entry.sha256}\n")
-        progress("convert", 1, 1)
-        if final.exists():  # a stale, unfinished directory from an older layout
-            shutil.rmtree(final)
-        out.rename(final)
+        if not is_prepared(full):
+            progress("convert", 0, 1)
+            out = work / "hf"
+            convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
+            _finish(out, full, entry.sha256)
+            progress("convert", 1, 1)
+        if weights != "full":
+            from dragoman.models.quantize import FORMS, quantize
+
+            if weights not in FORMS:
+                raise ModelError(f"unknown weights {weights!r}; known: full, {', '.join(FORMS)}")
+            progress(f"quantize to {weights}", 0, 1)
+            out = work / weights
+            quantize(gguf, full, out, weights)
+            _finish(out, final, entry.sha256)
+            progress(f"quantize to {weights}", 1, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return final
+
+
+def _finish(out: Path, final: Path, sha256: str) -> None:
+    """Mark `out` complete and move it into place in one rename."""
+    (out / READY_MARKER).write_text(f"{sha256}\n")
+    if final.exists():  # a stale, unfinished directory from an older layout
+        shutil.rmtree(final)
+    out.rename(final)
 
 
 def gguf_path(name: str, data_dir: Path, progress: Progress = _no_progress) -> Path:

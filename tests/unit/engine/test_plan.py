@@ -105,3 +105,29 @@ def test_no_tcmalloc_installed_says_how_to_get_it() -> None:
 def test_bad_cpu_threads_is_refused() -> None:
     with pytest.raises(ValueError, match="cpu_threads"):
         EngineSettings(cpu_threads="both")
+
+
+def test_cpu_gets_int8_weights_of_a_catalogue_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dragoman.engine.plan as p
+
+    monkeypatch.setattr(p, "QUANTIZED_BY_DEFAULT", True)
+    for isa in (("avx", "avx2"), ("avx2", "avx512f", "avx512_bf16")):
+        plan = plan_engine(EngineSettings(), host(isa), gpu=False)
+        assert plan.weights.value == "w8a8"
+        assert "int8" in plan.weights.reason
+
+
+def test_gpu_and_models_outside_the_catalogue_keep_full_weights(tmp_path: Path) -> None:
+    assert plan_engine(EngineSettings(), host(), gpu=True).weights.value == "full"
+    local = EngineSettings(model=model_dir(tmp_path))
+    plan = plan_engine(local, host(), gpu=False)
+    assert (plan.weights.value, plan.weights.reason) == (
+        "full",
+        "not a catalogue model: no GGUF to re-quantize from",
+    )
+
+
+def test_explicit_weights_win() -> None:
+    plan = plan_engine(EngineSettings(weights="full"), host(), gpu=False)
+    assert (plan.weights.value, plan.weights.reason) == ("full", "set explicitly")
+    assert "weights full" in plan.summary()

@@ -99,6 +99,44 @@ def test_prepare_is_atomic_and_idempotent(
     assert len(calls) == 1
 
 
+def test_prepare_quantized_makes_the_full_weights_first_and_keeps_both(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.models import quantize
+
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    made: list[tuple[str, str]] = []
+
+    def fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    def fake_quantize(gguf: Path, prepared: Path, out: Path, form: str) -> None:
+        assert prep.is_prepared(prepared)  # quantized forms read the full weights' files
+        assert gguf.read_bytes() == bytes(range(256)) * 100
+        made.append((prepared.name, form))
+        out.mkdir()
+        (out / "config.json").write_text('{"quantization_config": {}}')
+
+    monkeypatch.setattr(prep, "convert_gguf", fake_convert)
+    monkeypatch.setattr(quantize, "quantize", fake_quantize)
+    data = tmp_path / "data"
+    path = prep.prepare("tiny", data, weights="w8a8")
+    assert path == data / "models" / "tiny.w8a8"
+    assert prep.is_prepared(path) and prep.is_prepared(prep.model_dir(data, "tiny"))
+    assert prep.resolve_model("tiny", data, "w8a8") == str(path)
+    assert prep.prepare("tiny", data, weights="w8a8") == path
+    assert made == [("tiny", "w8a8")]
+    with pytest.raises(ModelError, match="unknown weights 'w2'"):
+        prep.prepare("tiny", data, weights="w2")
+    assert sorted(p.name for p in (data / "models").iterdir()) == ["tiny", "tiny.w8a8"]
+
+
+def test_resolve_model_unprepared_quantized_form_names_the_flag(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="run `dragoman model prepare --weights w8a8`"):
+        prep.resolve_model("qwen2.5-coder-0.5b-instruct", tmp_path, "w8a8")
+
+
 def test_unknown_catalogue_name(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="unknown model 'nope'"):
         prep.prepare("nope", tmp_path)

@@ -1,0 +1,178 @@
+"""Quantized forms of a catalogue model for vLLM's CPU kernels, made from the shipped GGUF.
+
+A decode step on a CPU reads every weight once per token, so it is bound by memory bandwidth:
+the bf16/fp32 safetensors that `prepare` makes move 2.5-5x the bytes of the 4-5-bit GGUF they
+came from, with no more information in them. Here the GGUF's weights are dequantized to fp32
+(the exact values the GGUF encodes) and re-quantized into compressed-tensors checkpoints that
+vLLM's CPU kernels run without AMX:
+
+- ``w4a16``: every linear layer (the output head included) as 4-bit integers in groups of
+  ``group_size`` input channels with a scale and a zero point (``CPUWNA16LinearKernel``). The
+  token embedding stays as prepared: it is looked up, never multiplied, and vLLM's quantized
+  embedding needs Triton, which the CPU build lacks.
+- ``w8a8``: linear layers as int8 per output channel, activations quantized per token at run
+  time (``CPUInt8ScaledMMLinearKernel``, oneDNN).
+
+compressed-tensors (vLLM's own checkpoint format library) computes the quantization parameters
+and packs the integers; what is ours is the map from GGUF tensors to the model's layers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from dragoman.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+Form = Literal["w4a16", "w8a8"]
+FORMS: tuple[Form, ...] = ("w4a16", "w8a8")
+
+# GGUF tensor names (llama.cpp's) -> Hugging Face module names, for the Llama/Qwen2/Gemma layout.
+_BLOCK = re.compile(r"^blk\.(\d+)\.(\w+)\.weight$")
+_LAYER_MODULES = {
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+_EMBEDDING = "model.embed_tokens"
+_HEAD = "lm_head"
+
+
+def linear_module(gguf_name: str) -> str | None:
+    """The model's linear module a GGUF weight belongs to, or None for any other tensor."""
+    if gguf_name == "output.weight":
+        return _HEAD
+    m = _BLOCK.match(gguf_name)
+    if m and m.group(2) in _LAYER_MODULES:
+        return f"model.layers.{m.group(1)}.{_LAYER_MODULES[m.group(2)]}"
+    return None
+
+
+def _gguf_weights(gguf: Path) -> Iterator[tuple[str, Any]]:
+    """(GGUF name, fp32 torch tensor [out, in]) for every 2-D weight, dequantized exactly."""
+    import numpy as np
+    import torch
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    reader = GGUFReader(gguf)
+    for t in reader.tensors:
+        if len(t.shape) != 2:
+            continue
+        values = dequantize(t.data, t.tensor_type)
+        yield t.name, torch.tensor(np.asarray(values), dtype=torch.float32)
+
+
+def _scheme(form: Form, group_size: int, targets: list[str]) -> Any:
+    from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
+
+    if form == "w8a8":
+        return QuantizationScheme(
+            targets=targets,
+            weights=QuantizationArgs(num_bits=8, type="int", symmetric=True, strategy="channel"),
+            input_activations=QuantizationArgs(
+                num_bits=8, type="int", symmetric=True, strategy="token", dynamic=True
+            ),
+        )
+    return QuantizationScheme(
+        targets=targets,
+        weights=QuantizationArgs(
+            num_bits=4, type="int", symmetric=False, strategy="group", group_size=group_size
+        ),
+    )
+
+
+def _compress(weight: Any, scheme: Any) -> dict[str, Any]:
+    """The module's compressed tensors (weight_packed/weight, weight_scale, ...) for `weight`."""
+    import torch
+    from compressed_tensors.compressors.naive_quantized.base import NaiveQuantizationCompressor
+    from compressed_tensors.compressors.pack_quantized.base import PackedQuantizationCompressor
+    from compressed_tensors.quantization.utils.helpers import calculate_qparams
+
+    args = scheme.weights
+    if args.strategy == "group":
+        out_ch, in_ch = weight.shape
+        if in_ch % args.group_size:
+            raise ModelError(f"{in_ch} inputs do not split into groups of {args.group_size}")
+        grouped = weight.reshape(out_ch, in_ch // args.group_size, args.group_size)
+        lo, hi = grouped.amin(dim=-1), grouped.amax(dim=-1)
+    else:  # per output channel
+        lo, hi = weight.amin(dim=-1, keepdim=True), weight.amax(dim=-1, keepdim=True)
+    scale, zero_point = calculate_qparams(lo, hi, args)
+    state = {"weight": weight, "weight_scale": scale.to(torch.float32)}
+    if not args.symmetric:
+        state["weight_zero_point"] = zero_point
+    # Weight-only forms are bit-packed into int32; W8A8 keeps plain int8 for oneDNN.
+    compressor = (
+        NaiveQuantizationCompressor
+        if scheme.input_activations is not None
+        else PackedQuantizationCompressor
+    )
+    return {k: v.contiguous() for k, v in compressor.compress(state, scheme).items()}
+
+
+def _config(form: Form, group_size: int, head: bool) -> dict[str, Any]:
+    from compressed_tensors.quantization import QuantizationConfig
+
+    # A head tied to the embedding is the embedding: it stays as prepared.
+    targets = ["Linear", _HEAD] if head else ["Linear"]
+    groups = {"linear": _scheme(form, group_size, targets)}
+    fmt = "int-quantized" if form == "w8a8" else "pack-quantized"
+    config = QuantizationConfig(
+        config_groups=groups,
+        format=fmt,
+        quantization_status="compressed",
+        ignore=[] if head else [_HEAD],
+    )
+    return dict(config.to_dict())
+
+
+def quantize(gguf: Path, prepared: Path, out: Path, form: Form, group_size: int = 32) -> None:
+    """Write to `out` the `form` checkpoint of the model `prepared` holds (its config,
+    tokenizer, norms and biases), with the weights re-quantized from `gguf`."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    if form not in FORMS:
+        raise ModelError(f"unknown quantized form {form!r}; known: {', '.join(FORMS)}")
+    tensors: dict[str, Any] = {}
+    for f in sorted(prepared.glob("*.safetensors")):
+        tensors.update(load_file(f))
+    linear = _scheme(form, group_size, ["Linear"])
+    done: set[str] = set()
+    for name, weight in _gguf_weights(gguf):
+        module = linear_module(name)
+        if module is None:
+            continue  # the embedding: looked up, never multiplied, kept as prepared
+        reference = tensors.pop(f"{module}.weight", None)
+        if reference is None or tuple(reference.shape) != tuple(weight.shape):
+            raise ModelError(f"{gguf.name}: {name} does not match {module} in {prepared}")
+        # The prepared weights are the same GGUF values rounded to bf16: a layout check.
+        if not torch.allclose(reference.float(), weight, rtol=1e-2, atol=1e-3):
+            raise ModelError(f"{gguf.name}: {name} differs from {module} beyond bf16 rounding")
+        for key, value in _compress(weight, linear).items():
+            tensors[f"{module}.{key}"] = value
+        done.add(module)
+    if not done:
+        raise ModelError(f"{gguf.name} holds no linear layer this map knows")
+    groups = _config(form, group_size, head=_HEAD in done)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, out / "model.safetensors", metadata={"format": "pt"})
+    for f in prepared.iterdir():
+        if f.is_file() and f.suffix != ".safetensors" and not f.name.startswith(".dragoman"):
+            shutil.copy2(f, out / f.name)
+    config = json.loads((prepared / "config.json").read_text())
+    config["quantization_config"] = groups
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    log.info("quantized %d modules of %s to %s", len(done), gguf.name, form)
