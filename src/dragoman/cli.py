@@ -131,6 +131,13 @@ def cmd_info(args: list[str]) -> None:
     from dragoman.settings import InfoSettings
 
     s = parse(InfoSettings, args, "dragoman info")
+    if s.architecture == "llama-cpp":
+        from dragoman.engine.llamacpp import info_plan
+
+        path, plan = info_plan(s)
+        info = report(detect(), {s.model: plan}, {s.model: path})
+        print(json.dumps(info, indent=1) if s.json_output else render(info))
+        return
     try:
         path = loaded_model_path(s)
     except DragomanError as e:

@@ -128,6 +128,10 @@ class EngineSettings(ModelSettings):
     """Skip graph capture/compilation. Default: on for CPU (start-up 40 s instead of 90 s),
     off for GPU (CUDA graphs speed up decode)."""
 
+    llama_server: Path | None = None
+    """llama.cpp's llama-server binary, for `--architecture llama-cpp` and the bench's
+    llama-server peer. Default: the one scripts/build-llama-cpp built under the data directory."""
+
     @field_validator("cpu_threads")
     @classmethod
     def _threads(cls, value: str) -> str:
@@ -231,10 +235,15 @@ class ServeSettings(EngineSettings):
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 
-    architecture: Literal["continuous", "multiprocess", "static-batch", "echo"] = "continuous"
-    """Request path. `continuous` is dragoman. `multiprocess` and `static-batch` are the seed's
-    old architectures, kept only as benchmark baselines; `echo` returns the text unchanged
-    (HTTP and proxy overhead measurements, routing tests). Deploy only `continuous`."""
+    architecture: Literal["continuous", "llama-cpp", "multiprocess", "static-batch", "echo"] = (
+        "continuous"
+    )
+    """Request path. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed
+    llama.cpp `llama-server` running the catalogue model's GGUF as shipped (lowest single-stream
+    latency on a CPU; build it with scripts/build-llama-cpp). `multiprocess` and `static-batch`
+    are the seed's old architectures, kept only as benchmark baselines; `echo` returns the text
+    unchanged (HTTP and proxy overhead measurements, routing tests). Deploy `continuous` or
+    `llama-cpp`."""
 
     echo_delay: float = Field(default=0.0, ge=0)
     """Seconds the echo architecture waits before answering."""
@@ -386,6 +395,9 @@ class TranslateSettings(EngineSettings):
 
 
 class InfoSettings(EngineSettings):
+    architecture: Literal["continuous", "llama-cpp"] = "continuous"
+    """The engine to report the plan of: vLLM (`continuous`) or llama.cpp (`llama-cpp`)."""
+
     json_output: bool = Field(default=False, alias="json")
     """Print the report as JSON (the same document as a server's GET /v1/info)."""
 
@@ -406,13 +418,10 @@ class BenchSettings(EngineSettings):
     ]
     """Architectures to start and compare, one after another, same model and settings:
     continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines),
-    continuous-fp32 (float32 whatever the host), vllm-serve (vLLM's own OpenAI-compatible
-    server, the peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
+    continuous-fp32 (float32 whatever the host), continuous-w8a8 (int8 weights), llama-cpp
+    (dragoman on a managed llama-server), vllm-serve (vLLM's own OpenAI-compatible server, the
+    peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
     scripts/build-llama-cpp)."""
-
-    llama_server: Path | None = None
-    """llama-server binary for the llama-server peer. Default: the one scripts/build-llama-cpp
-    built under the data directory."""
 
     llama_threads: int | None = Field(default=None, ge=1)
     """Threads of the llama-server peer (-t). Default: every CPU this process may use."""

@@ -46,7 +46,9 @@ def serve(settings: ServeSettings) -> None:
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     langs = languages_for(settings.model, settings.languages)
-    if settings.architecture != "echo":
+    if settings.architecture == "llama-cpp":
+        _check_llamacpp(settings)
+    elif settings.architecture != "echo":
         for model in {settings.model} | {m.model for m in settings.models}:
             if model in CATALOGUE:
                 from dragoman.engine.vllm_engine import weights_for
@@ -62,6 +64,11 @@ def serve(settings: ServeSettings) -> None:
         if settings.architecture == "continuous":
             entry = CATALOGUE.get(settings.model)
             return open_vllm(settings, langs, entry.prompt if entry else "chat")
+        if settings.architecture == "llama-cpp":
+            from dragoman.engine.llamacpp import open_llamacpp
+
+            entry = CATALOGUE.get(settings.model)
+            return open_llamacpp(settings, langs, entry.prompt if entry else "chat")
         if settings.architecture == "echo":
             from dragoman.engine.echo import open_echo
 
@@ -74,6 +81,25 @@ def serve(settings: ServeSettings) -> None:
 
     log_request_ids()
     run(settings, factory)
+
+
+def _check_llamacpp(settings: ServeSettings) -> None:
+    """Fail before binding the port: the binary is built, the model ships a GGUF, and its
+    tokenizer (the full prepared form) and GGUF are on disk."""
+    from dragoman.engine.llamacpp import server_binary
+    from dragoman.errors import ConfigError
+    from dragoman.models.prepare import gguf_path
+
+    if settings.models:
+        raise ConfigError("--architecture llama-cpp serves one model: no [[models]]")
+    if settings.model not in CATALOGUE:
+        raise ConfigError(
+            f"--architecture llama-cpp runs a catalogue model's GGUF; {settings.model!r} is not "
+            "in the catalogue (see `dragoman model list`)"
+        )
+    server_binary(settings)
+    prepare(settings.model, settings.data_dir, weights="full")  # the tokenizer; instant when done
+    gguf_path(settings.model, settings.data_dir)
 
 
 class _Server(uvicorn.Server):

@@ -37,6 +37,8 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
         1,
         {"dtype": "bfloat16", "cpu_threads": "reserve-one", "tcmalloc": False},
     ),
+    # dragoman on a managed llama-server (the GGUF as shipped) instead of vLLM.
+    "llama-cpp": ("llama-cpp", 1, {}),
     "multiprocess": ("multiprocess", 1, {}),
     "multiprocess-2": ("multiprocess", 2, {}),
     "static-batch": ("static-batch", 1, {}),

@@ -89,6 +89,8 @@ def engine_flags(s: EngineSettings) -> list[str]:
         flags += ["--cpu-kvcache-space-gib", str(s.cpu_kvcache_space_gib)]
     if s.tcmalloc is not None:
         flags += ["--tcmalloc", str(s.tcmalloc).lower()]
+    if s.llama_server is not None:
+        flags += ["--llama-server", str(s.llama_server)]
     return flags
 
 

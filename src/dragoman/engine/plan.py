@@ -50,6 +50,8 @@ class EnginePlan:
     enforce_eager: Choice
     weights: Choice = Choice("full", "default")
     """Which form of the model's weights is loaded: full, w8a8 or w4a16 (models/quantize.py)."""
+    engine: Choice = Choice("vllm", "--architecture continuous")
+    """Which engine runs the model: vllm, or llama.cpp (`--architecture llama-cpp`)."""
 
     def env(self) -> dict[str, str]:
         """Environment an engine process of this plan must start with."""
@@ -75,6 +77,7 @@ class EnginePlan:
         return {
             name: {"value": c.value, "reason": c.reason}
             for name, c in (
+                ("engine", self.engine),
                 ("dtype", self.dtype),
                 ("threads", self.threads),
                 ("kv_cache_gib", self.kvcache_gib),
@@ -86,6 +89,11 @@ class EnginePlan:
 
     def summary(self) -> str:
         tc = "tcmalloc" if self.tcmalloc.value else "no tcmalloc"
+        if self.engine.value != "vllm":
+            return (
+                f"engine {self.engine.value}, weights {self.weights.value}, "
+                f"threads {self.threads.value}, KV cache {self.kvcache_gib.value} GiB"
+            )
         if self.device != "cpu":
             return f"device gpu, dtype {self.dtype.value}, eager {self.enforce_eager.value}"
         return (

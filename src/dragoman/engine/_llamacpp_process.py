@@ -1,0 +1,147 @@
+"""The llama-server child of `--architecture llama-cpp`: its command line, start-up (until its
+/health answers 200) and a stop that always leaves no process behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from dragoman.errors import EngineDead
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE_SECONDS = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGKILL when the thread that started it exits, so a
+    server killed outright does not leave a model's worth of memory running."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def command(
+    binary: Path,
+    gguf: Path,
+    port: int,
+    *,
+    alias: str,
+    threads: int,
+    slots: int,
+    max_model_len: int,
+) -> list[str]:
+    """A server of `slots` sequences decoded together (continuous batching), each with a
+    context of `max_model_len` tokens, on 127.0.0.1 only."""
+    return [
+        str(binary),
+        "--model",
+        str(gguf),
+        "--alias",
+        alias,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--threads",
+        str(threads),
+        "--threads-batch",
+        str(threads),
+        "--parallel",
+        str(slots),
+        # One KV cache shared by the slots: each gets max_model_len tokens.
+        "--ctx-size",
+        str(slots * max_model_len),
+        "--cont-batching",
+        # An HTTP thread per slot plus the health checks and one waiting request; more requests
+        # wait in our connection pool, where a cancelled one costs nothing.
+        "--threads-http",
+        str(slots + 4),
+        "--no-webui",
+        "--seed",
+        "0",
+    ]
+
+
+class LlamaServerProcess:
+    """One llama-server in its own process group, its output in `log_path`."""
+
+    def __init__(self, cmd: list[str], log_path: Path) -> None:
+        self.cmd = cmd
+        self.log_path = log_path
+        self.url = f"http://127.0.0.1:{cmd[cmd.index('--port') + 1]}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as out:  # the child keeps its own descriptor
+            self._proc = subprocess.Popen(
+                self.cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own group: stop() reaches anything it spawns
+                preexec_fn=_die_with_parent,  # start() runs on the loop's thread, which lives on
+            )
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def exit_code(self) -> int | None:
+        """None while it runs."""
+        return self._proc.poll() if self._proc else None
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    async def wait_healthy(self, within: float) -> None:
+        """Until /health answers 200 (503 while the model loads); EngineDead if the child
+        exits or the deadline passes first."""
+        deadline = time.monotonic() + within
+        async with httpx.AsyncClient(base_url=self.url, timeout=5.0) as client:
+            while time.monotonic() < deadline:
+                code = self.exit_code()
+                if code is not None:
+                    raise EngineDead(f"llama-server exited ({code}): {self.log_tail()}")
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/health")).status_code == 200:
+                        return
+                await asyncio.sleep(0.25)
+        raise EngineDead(f"llama-server not healthy in {within:g} s: {self.log_tail()}")
+
+    async def stop(self) -> None:
+        """SIGTERM to the group, SIGKILL after a grace period: never left running."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.to_thread(proc.wait, STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                log.warning("llama-server ignored SIGTERM for %g s; killing", STOP_GRACE_SECONDS)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # also anything left in its group
+        await asyncio.to_thread(proc.wait)

@@ -1,0 +1,317 @@
+"""`--architecture llama-cpp`: dragoman's translator on a managed llama.cpp `llama-server` that
+runs the catalogue model's GGUF as shipped (Q4_K_M), owned by `open_llamacpp`.
+
+On a CPU one sequence decodes at the speed the weights stream from memory; the 4-bit GGUF moves
+a quarter of bf16's bytes per token, so llama.cpp wins single-stream latency while vLLM's
+batched kernels win throughput at many streams (benchmarks/README.md). The prompt, output
+budget, repetition penalty and guard are dragoman's own, so both engines do the same work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from dragoman.engine._llamacpp_process import LlamaServerProcess, command, free_port
+from dragoman.engine.guard import RepetitionGuard, source_copies
+from dragoman.engine.hygiene import clean_output
+from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
+from dragoman.engine.prompts import PromptBuilder, PromptFormat
+from dragoman.engine.protocol import FinishReason, Terms, Translation
+from dragoman.errors import DragomanError, EngineDead, EngineFailed
+from dragoman.host import Host, detect
+
+if TYPE_CHECKING:
+    from dragoman.settings import EngineSettings
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 300.0
+HEALTH_TIMEOUT_SECONDS = 30.0  # a busy server answers /health from its HTTP threads
+
+
+def server_binary(settings: EngineSettings) -> Path:
+    """--llama-server, else what scripts/build-llama-cpp built under the data directory."""
+    from dragoman.bench.llamacpp_build import binary
+    from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
+
+    path = settings.llama_server or binary(
+        settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server"
+    )
+    if not path.is_file():
+        raise DragomanError(
+            f"--architecture llama-cpp needs llama.cpp's llama-server, and there is none at "
+            f"{path}; build it with scripts/build-llama-cpp (about 10 minutes on 2 cores) or "
+            "give its path with --llama-server"
+        )
+    return path
+
+
+def thread_count(cpus: str, host: Host) -> int:
+    """llama.cpp's -t from the plan's CPU choice: a list ("0-1,3") counts its CPUs; "auto"
+    (vLLM's reserve-one) leaves one to the front end; "nobind" takes every usable CPU."""
+    n = len(host.usable_cpus)
+    if cpus == "auto":
+        return max(1, n - 1)
+    if cpus == "nobind":
+        return n
+    count = 0
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return max(1, count)
+
+
+def plan_llamacpp(settings: EngineSettings, host: Host, tokenizer_dir: str) -> EnginePlan:
+    threads = choose_threads(settings.cpu_threads, host)
+    n = thread_count(threads.value, host)
+    ctx = settings.max_num_seqs * settings.max_model_len
+    per_token = kv_bytes_per_token(tokenizer_dir, "float16")  # llama.cpp's default KV type
+    gib = f"{per_token * ctx / 2**30:.2f}" if per_token else "unknown"
+    return EnginePlan(
+        device="cpu",
+        dtype=Choice("gguf", "the GGUF's own types (Q4_K_M blocks), computed by ggml"),
+        threads=Choice(str(n), f"{threads.value}: {threads.reason}"),
+        kvcache_gib=Choice(
+            gib,
+            f"f16 KV cache of {ctx} tokens: {settings.max_num_seqs} slots x "
+            f"{settings.max_model_len} (max_num_seqs x max_model_len)",
+        ),
+        tcmalloc=Choice("", "llama.cpp: not used"),
+        enforce_eager=Choice("n/a", "llama.cpp: no graph capture"),
+        weights=Choice("gguf", "the catalogue's GGUF as shipped, run as it is"),
+        engine=Choice("llama.cpp", "--architecture llama-cpp: a managed llama-server"),
+    )
+
+
+def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
+    """(the GGUF it would run, the plan) for `dragoman info --architecture llama-cpp`."""
+    from dragoman.models.catalogue import CATALOGUE
+    from dragoman.models.prepare import model_dir
+
+    entry = CATALOGUE.get(settings.model)
+    gguf = str(settings.data_dir / "models" / entry.gguf_name) if entry else "(no GGUF)"
+    try:
+        server_binary(settings)
+    except DragomanError as exc:
+        gguf += f" ({exc.message})"
+    tokenizer_dir = str(model_dir(settings.data_dir, settings.model))
+    return gguf, plan_llamacpp(settings, detect(), tokenizer_dir)
+
+
+class LlamaCppTranslator:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        server: LlamaServerProcess,
+        settings: EngineSettings,
+        tokenizer: Any,
+        languages: tuple[str, ...],
+        prompt_format: PromptFormat = "chat",
+        name: str | None = None,
+        plan: EnginePlan | None = None,
+    ) -> None:
+        self._client = client
+        self._server = server
+        self._settings = settings
+        self._tokenizer = tokenizer
+        self.model_name = name or settings.model
+        self.languages = languages
+        self.plans = {self.model_name: plan} if plan else {}
+        self.prompts = PromptBuilder(
+            tokenizer,
+            settings.max_model_len,
+            settings.output_ratio,
+            settings.max_output_tokens,
+            prompt_format,
+        )
+        self._running = 0
+
+    def num_unfinished_requests(self) -> int:
+        return self._running
+
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
+
+    async def check_health(self) -> None:
+        code = self._server.exit_code()
+        if code is not None:
+            raise EngineDead(f"llama-server exited ({code}); restart the server")
+        try:
+            # Its own connection: the pool may be full of translations waiting for a slot.
+            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT_SECONDS) as client:
+                r = await client.get(f"{self._server.url}/health")
+        except httpx.ConnectError as exc:
+            raise EngineDead(f"llama-server does not accept connections: {exc}") from exc
+        except httpx.TimeoutException:
+            log.warning("llama-server's /health took over %g s", HEALTH_TIMEOUT_SECONDS)
+            return  # slow is not dead; the next check decides
+        if r.status_code != 200:
+            raise EngineDead(f"llama-server's /health answered {r.status_code}: {r.text[:200]}")
+
+    def payload(self, ids: list[int], max_tokens: int) -> dict[str, Any]:
+        """A /completion request: dragoman's prompt as token ids (the GGUF's vocabulary is
+        the tokenizer's), greedy, dragoman's budget and penalty. llama.cpp's penalty divides a
+        seen token's logit as vLLM's does; its window is the slot's context so prompt and output
+        count, as in vLLM."""
+        body: dict[str, Any] = {
+            "prompt": ids,
+            "n_predict": max_tokens,
+            "temperature": 0.0,
+            "repeat_penalty": self._settings.repetition_penalty,
+            "repeat_last_n": self._settings.max_model_len,
+            "cache_prompt": True,  # the shared instruction prefix is not computed again
+            # The guard reads token ids as they come, as it does from vLLM's stream.
+            "stream": bool(self._settings.repeat_window),
+            "return_tokens": True,
+        }
+        if self.prompts.stop:
+            body["stop"] = self.prompts.stop
+        return body
+
+    def _guard(self, text: str, max_tokens: int) -> RepetitionGuard | None:
+        """As VllmTranslator's: the source's own repetition gets two copies to spare."""
+        window = self._settings.repeat_window
+        if not window:
+            return None
+        copies = source_copies(text)
+        min_copies = copies + 2 if copies >= 3 else 3
+        return RepetitionGuard(window, min(256, max_tokens // 3), min_copies)
+
+    def _failure(self, exc: Exception) -> DragomanError:
+        code = self._server.exit_code()
+        if code is not None:
+            return EngineDead(f"llama-server exited ({code}); restart the server")
+        return EngineFailed(f"translation failed in llama-server: {exc}")
+
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
+        ids, max_tokens = self.prompts.build(text, source, target, terms)
+        guard = self._guard(text, max_tokens)
+        started = time.monotonic()
+        self._running += 1
+        try:
+            final, pieces, cut = await self._generate(self.payload(ids, max_tokens), guard)
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            raise self._failure(exc) from exc
+        finally:
+            self._running -= 1
+        wall = time.monotonic() - started
+        tokens = guard.tokens if guard is not None else list(final.get("tokens") or [])
+        out_text = "".join(pieces)
+        finish: FinishReason
+        if cut is not None:
+            tokens = tokens[:cut]
+            out_text = self._tokenizer.decode(tokens, skip_special_tokens=True)
+            finish = "repetition"
+        else:
+            finish = "length" if final.get("stop_type") == "limit" else "stop"
+        output_tokens = len(tokens) if tokens else int(final.get("tokens_predicted", 0))
+        timings = final.get("timings") or {}
+        inference = wall
+        if cut is None and "predicted_ms" in timings:  # its prompt and decode time in a slot
+            inference = min(wall, (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3)
+        return Translation(
+            text=clean_output(out_text, text),
+            finish_reason=finish,
+            input_tokens=len(ids),
+            output_tokens=output_tokens,
+            queue_seconds=wall - inference,
+            inference_seconds=inference,
+        )
+
+    async def _generate(
+        self, body: dict[str, Any], guard: RepetitionGuard | None
+    ) -> tuple[dict[str, Any], list[str], int | None]:
+        """(last message, text pieces, guard's cut). Leaving the `async with` closes the
+        connection, and llama-server stops a slot whose client is gone: a cut output, or a
+        cancelled task (its client left), frees the slot at once."""
+        async with self._client.stream("POST", "/completion", json=body) as r:
+            if r.status_code != 200:
+                await r.aread()
+                raise EngineFailed(f"llama-server answered {r.status_code}: {_error(r)}")
+            if guard is None:
+                final: dict[str, Any] = json.loads(await r.aread())
+                return final, [final.get("content", "")], None
+            final, pieces = {}, []
+            async for line in r.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                msg = json.loads(line[6:])
+                if "error" in msg:
+                    raise EngineFailed(f"llama-server: {msg['error']}")
+                final = msg
+                pieces.append(msg.get("content", ""))
+                cut = guard.feed(msg.get("tokens") or [])
+                if cut is not None:
+                    return final, pieces, cut
+                if msg.get("stop"):
+                    break
+            if not final.get("stop"):
+                raise EngineFailed("llama-server's stream ended before the answer did")
+            return final, pieces, None
+
+
+def _error(r: httpx.Response) -> str:
+    try:
+        err = r.json().get("error", {})
+        return str(err.get("message", err) if isinstance(err, dict) else err)[:300]
+    except ValueError:
+        return r.text[:300]
+
+
+@asynccontextmanager
+async def open_llamacpp(
+    settings: EngineSettings,
+    languages: tuple[str, ...],
+    prompt_format: PromptFormat = "chat",
+    name: str | None = None,
+) -> AsyncIterator[LlamaCppTranslator]:
+    """Start llama-server on the model's GGUF, yield a translator over it, always stop it."""
+    from transformers import AutoTokenizer
+
+    from dragoman.models.prepare import gguf_path, resolve_model
+
+    binary = server_binary(settings)
+    gguf = gguf_path(settings.model, settings.data_dir)
+    tokenizer_dir = resolve_model(settings.model, settings.data_dir, "full")
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    host = detect()
+    plan = plan_llamacpp(settings, host, tokenizer_dir)
+    label = name or settings.model
+    log.info("engine for %s on %s: %s", label, host.label(), plan.summary())
+    port = free_port()
+    cmd = command(
+        binary,
+        gguf,
+        port,
+        alias=label,
+        threads=int(plan.threads.value),
+        slots=settings.max_num_seqs,
+        max_model_len=settings.max_model_len,
+    )
+    server = LlamaServerProcess(cmd, settings.data_dir / "logs" / f"llama-server-{port}.log")
+    started = time.monotonic()
+    server.start()
+    try:
+        await server.wait_healthy(START_TIMEOUT_SECONDS)
+        log.info("llama-server ready in %.1f s (%s)", time.monotonic() - started, gguf)
+        # A connection per slot; more requests wait here, not in llama-server's HTTP queue.
+        limits = httpx.Limits(max_connections=settings.max_num_seqs + 1)
+        timeout = httpx.Timeout(10.0, read=None)  # deadlines are the service's, by cancelling
+        async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=timeout) as c:
+            yield LlamaCppTranslator(
+                c, server, settings, tokenizer, languages, prompt_format, label, plan
+            )
+    finally:
+        await server.stop()
+        if server.exit_code() in (0, -15):
+            server.log_path.unlink(missing_ok=True)  # kept only when it failed

@@ -1,0 +1,288 @@
+"""The llama.cpp engine's request shaping, answers and error mapping against an HTTP double, and
+its child's start and stop on small stand-in processes (the real llama-server is in
+tests/bench/test_llamacpp_engine_live.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from dragoman.engine import _llamacpp_process
+from dragoman.engine._llamacpp_process import LlamaServerProcess, command
+from dragoman.engine.llamacpp import LlamaCppTranslator, server_binary, thread_count
+from dragoman.errors import DragomanError, EngineDead, EngineFailed
+from dragoman.host import detect
+from dragoman.settings import EngineSettings
+
+
+class WordTokenizer:
+    """A token a word: enough for prompts, budgets and the guard."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+
+    def apply_chat_template(self, messages: list[dict[str, str]], **kw: Any) -> str:
+        return " ".join(m["content"] for m in messages)
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [self.vocab.setdefault(w, len(self.vocab)) for w in text.split()]
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        words = {i: w for w, i in self.vocab.items()}
+        return " ".join(words[i] for i in ids)
+
+
+class Child:
+    """The managed process, as the translator sees it."""
+
+    url = "http://llama.test"
+
+    def __init__(self) -> None:
+        self.code: int | None = None
+
+    def exit_code(self) -> int | None:
+        return self.code
+
+
+class Endless(httpx.AsyncByteStream):
+    """A stream that never ends, and says when its connection is closed."""
+
+    def __init__(self) -> None:
+        self.closed = asyncio.Event()
+        self.read = asyncio.Event()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b'data: {"content": "Bon", "tokens": [1], "stop": false}\n\n'
+        self.read.set()  # the first chunk was taken; the translation waits for more
+        await asyncio.Event().wait()
+
+    async def aclose(self) -> None:
+        self.closed.set()
+
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def translator(
+    handler: Handler, child: Child | None = None, fmt: str = "chat", **changes: Any
+) -> LlamaCppTranslator:
+    settings = EngineSettings(max_model_len=512, **changes)
+    client = httpx.AsyncClient(base_url=Child.url, transport=httpx.MockTransport(handler))
+    return LlamaCppTranslator(
+        client, child or Child(), settings, WordTokenizer(), ("en", "fr"), fmt
+    )
+
+
+def sse(*messages: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(m).encode() + b"\n\n" for m in messages)
+
+
+def final(**kw: Any) -> dict[str, Any]:
+    return {"stop": True, "stop_type": "eos", "tokens_predicted": 2, "tokens": [], **kw}
+
+
+def test_payload_is_dragomans_prompt_budget_and_penalty_greedy_and_cached() -> None:
+    t = translator(lambda r: httpx.Response(500))
+    ids, budget = t.prompts.build("Thank you very much.", "en", "fr")
+    body = t.payload(ids, budget)
+    assert body["prompt"] == ids
+    assert body["n_predict"] == budget == 3 * 4 + 16  # dragoman's budget for 4 words
+    assert body["temperature"] == 0.0
+    assert body["cache_prompt"] is True
+    assert body["repeat_penalty"] == 1.05
+    assert body["repeat_last_n"] == 512  # prompt and output count, as in vLLM
+    assert body["stream"] is True and body["return_tokens"] is True  # the guard reads tokens
+    assert "stop" not in body
+
+
+def test_payload_without_guard_is_one_answer_and_few_shot_stops_at_the_line() -> None:
+    t = translator(lambda r: httpx.Response(500), fmt="few-shot", repeat_window=0)
+    body = t.payload([1, 2], 8)
+    assert body["stream"] is False
+    assert body["stop"] == ["\n"]
+
+
+async def test_streamed_answer_fills_usage_finish_and_timings() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/completion"
+        seen.append(json.loads(request.content))
+        timings = {"prompt_ms": 100.0, "predicted_ms": 200.0}
+        body = sse(
+            {"content": "Merci ", "tokens": [7], "stop": False},
+            {"content": "beaucoup.", "tokens": [8], "stop": False},
+            final(content="", timings=timings),
+        )
+        return httpx.Response(200, content=body)
+
+    t = translator(handler)
+    out = await t.translate("Thank you very much.", "en", "fr")
+    assert out.text == "Merci beaucoup."
+    assert out.finish_reason == "stop"
+    assert out.input_tokens == len(seen[0]["prompt"])
+    assert out.output_tokens == 2
+    # Its slot's prompt and decode time, never more than the wall time seen here.
+    assert 0 < out.inference_seconds <= 0.3
+    assert out.queue_seconds >= 0
+    assert t.num_unfinished_requests() == 0
+
+
+async def test_budget_reached_is_length() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = final(content="Merci", tokens=[7], stop_type="limit", tokens_predicted=1)
+        return httpx.Response(200, json=body)
+
+    out = await translator(handler, repeat_window=0).translate("Thanks.", "en", "fr")
+    assert (out.text, out.finish_reason, out.output_tokens) == ("Merci", "length", 1)
+
+
+async def test_a_loop_is_cut_by_the_guard_and_the_stream_closed() -> None:
+    stream = Endless()
+    loop = [{"content": " la", "tokens": [5], "stop": False} for _ in range(40)]
+
+    class Looping(Endless):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield sse({"content": "Tra", "tokens": [4], "stop": False}, *loop)
+            await asyncio.Event().wait()
+
+    stream = Looping()
+    t = translator(lambda r: httpx.Response(200, stream=stream))
+    out = await t.translate(" ".join(["word"] * 30), "en", "fr")
+    assert out.finish_reason == "repetition"
+    assert out.output_tokens < 40
+    assert stream.closed.is_set()  # llama-server stops a slot whose client is gone
+
+
+async def test_cancelled_translation_closes_the_request() -> None:
+    stream = Endless()
+    t = translator(lambda r: httpx.Response(200, stream=stream))
+    task = asyncio.create_task(t.translate("Thank you.", "en", "fr"))
+    async with asyncio.timeout(5):
+        await stream.read.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await stream.closed.wait()
+    assert t.num_unfinished_requests() == 0
+
+
+async def test_error_answer_is_engine_failed_with_its_message() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"error": {"code": 500, "message": "slot failed"}})
+
+    with pytest.raises(EngineFailed, match="llama-server answered 500: slot failed"):
+        await translator(handler).translate("Thank you.", "en", "fr")
+
+
+async def test_stream_cut_short_is_engine_failed() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=sse({"content": "Mer", "tokens": [1], "stop": False}))
+
+    with pytest.raises(EngineFailed, match="ended before the answer"):
+        await translator(handler).translate("Thank you.", "en", "fr")
+
+
+async def test_lost_connection_is_engine_failed_while_the_child_lives() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("peer closed connection")
+
+    with pytest.raises(EngineFailed, match="peer closed connection"):
+        await translator(handler).translate("Thank you.", "en", "fr")
+
+
+async def test_lost_connection_after_the_child_exited_is_engine_dead() -> None:
+    child = Child()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        child.code = -9
+        raise httpx.ConnectError("connection refused")
+
+    with pytest.raises(EngineDead, match=r"llama-server exited \(-9\)"):
+        await translator(handler, child).translate("Thank you.", "en", "fr")
+
+
+async def test_health_of_an_exited_child_is_engine_dead() -> None:
+    child = Child()
+    child.code = 1
+    with pytest.raises(EngineDead, match="restart the server"):
+        await translator(lambda r: httpx.Response(200), child).check_health()
+
+
+def test_command_gives_every_slot_the_context_on_localhost(tmp_path: Path) -> None:
+    cmd = command(
+        tmp_path / "llama-server",
+        tmp_path / "m.gguf",
+        8123,
+        alias="m",
+        threads=2,
+        slots=16,
+        max_model_len=2048,
+    )
+
+    def flag(name: str) -> str:
+        return cmd[cmd.index(name) + 1]
+
+    assert (flag("--host"), flag("--port"), flag("--parallel")) == ("127.0.0.1", "8123", "16")
+    assert flag("--ctx-size") == str(16 * 2048)
+    assert flag("--threads") == flag("--threads-batch") == "2"
+    assert "--cont-batching" in cmd
+
+
+def test_threads_follow_the_plans_cpu_choice() -> None:
+    host = detect()
+    assert thread_count("0-1,3", host) == 3
+    assert thread_count("2", host) == 1
+    assert thread_count("nobind", host) == len(host.usable_cpus)
+    assert thread_count("auto", host) == max(1, len(host.usable_cpus) - 1)
+
+
+def test_missing_binary_says_how_to_build_it(tmp_path: Path) -> None:
+    s = EngineSettings(data_dir=tmp_path)
+    with pytest.raises(DragomanError, match="build it with scripts/build-llama-cpp"):
+        server_binary(s)
+
+
+def _wait_for(path: Path, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def _child(tmp_path: Path, code: str) -> LlamaServerProcess:
+    cmd = [sys.executable, "-c", code, "--port", "9"]
+    return LlamaServerProcess(cmd, tmp_path / "child.log")
+
+
+async def test_child_that_exits_at_start_is_engine_dead_with_its_output(tmp_path: Path) -> None:
+    child = _child(tmp_path, "print('no model here'); raise SystemExit(3)")
+    child.start()
+    with pytest.raises(EngineDead, match=r"exited \(3\): no model here"):
+        await child.wait_healthy(within=30)
+    await child.stop()
+
+
+async def test_stop_kills_a_child_that_ignores_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_llamacpp_process, "STOP_GRACE_SECONDS", 0.5)
+    ready = tmp_path / "ready"
+    code = (
+        "import signal, time, pathlib; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"pathlib.Path({str(ready)!r}).touch(); time.sleep(60)"
+    )
+    child = _child(tmp_path, code)
+    child.start()
+    await asyncio.to_thread(_wait_for, ready, 10)
+    async with asyncio.timeout(10):
+        await child.stop()
+    assert child.exit_code() == -9
