@@ -152,7 +152,7 @@ def _engine_label(row: dict[str, Any]) -> str:
 
 def markdown(results: dict[str, Any], s: BenchSettings) -> str:
     lines = [
-        f"# Ray Serve path overhead: echo engine, workload `{s.workload}`, "
+        f"# Ray Serve path overhead: workload `{s.workload}`, "
         f"{s.requests_per_level} requests per level",
         "",
         "| engine | clients | direct p50 ms | Ray p50 ms | added p50 ms | direct p99 ms "
