@@ -58,13 +58,15 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     (the same report as `dragoman info --json`). Engines appear once loaded."""
     from dragoman.host import detect
     from dragoman.info import report
-    from dragoman.models.prepare import resolve_model
+    from dragoman.models.prepare import gguf_path, resolve_model
 
     plans = host.plans()
     served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
     # Loaded engines' models were resolved when they started, so this cannot fail for them.
     models = {
-        name: resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
+        name: str(gguf_path(served.get(name, name), settings.data_dir))
+        if plan.weights.value == "gguf"  # llama.cpp runs the GGUF itself
+        else resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
         for name, plan in plans.items()
     }
     return JSONResponse(report(detect(), plans, models))
