@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+OTHER_ENGINES = ("continuous-w8a8", "llama-cpp")
+
 
 def _closed(results: dict[str, Any], arch: str) -> list[dict[str, Any]]:
     return [r for r in results["runs"] if r["architecture"] == arch and r["mode"] == "closed"]
@@ -15,9 +17,13 @@ def _at(runs: list[dict[str, Any]], concurrency: float) -> dict[str, Any] | None
 
 def verdicts(results: dict[str, Any], max_num_seqs: int) -> list[str]:
     out: list[str] = []
+    # The other ways dragoman runs, each against llama-server in the same run (issue 15).
+    others = [
+        v for arch in OTHER_ENGINES for v in _llama_verdicts(results, _closed(results, arch), arch)
+    ]
     cont = _closed(results, "continuous")
     if not cont:
-        return out
+        return others
     top_c = max(r["concurrency"] for r in cont)
     for other, want in (("multiprocess", 4.0), ("static-batch", None)):
         mine, theirs = _at(cont, top_c), _at(_closed(results, other), top_c)
@@ -49,10 +55,12 @@ def verdicts(results: dict[str, Any], max_num_seqs: int) -> list[str]:
         )
     out += _engine_verdicts(results, cont, top_c)
     out += _llama_verdicts(results, cont)
-    return out
+    return out + others
 
 
-def _llama_verdicts(results: dict[str, Any], cont: list[dict[str, Any]]) -> list[str]:
+def _llama_verdicts(
+    results: dict[str, Any], cont: list[dict[str, Any]], name: str = "continuous"
+) -> list[str]:
     """Issue 15's targets against llama.cpp's server: one client (latency and tok/s), and
     16 clients against the float32 variant of the same run (p99 no worse)."""
     out: list[str] = []
@@ -62,7 +70,7 @@ def _llama_verdicts(results: dict[str, Any], cont: list[dict[str, Any]]) -> list
         p50, their_p50 = mine["summary"]["latency_p50_s"], theirs["summary"]["latency_p50_s"]
         met = p50 <= their_p50 and _tok(mine) >= _tok(theirs)
         out.append(
-            f"continuous vs llama-server at c=1: p50 {p50:.2f} vs {their_p50:.2f} s, "
+            f"{name} vs llama-server at c=1: p50 {p50:.2f} vs {their_p50:.2f} s, "
             f"{_tok(mine):.1f} vs {_tok(theirs):.1f} output tok/s (target: p50 no higher, "
             f"tok/s no lower): {'MET' if met else 'MISSED'}"
         )
@@ -72,7 +80,7 @@ def _llama_verdicts(results: dict[str, Any], cont: list[dict[str, Any]]) -> list
             p99, their_p99 = mine["summary"]["latency_p99_s"], theirs["summary"]["latency_p99_s"]
             met = _tok(mine) >= _tok(theirs) and p99 <= their_p99
             out.append(
-                f"continuous vs {other} at c=16: {_tok(mine):.1f} vs {_tok(theirs):.1f} output "
+                f"{name} vs {other} at c=16: {_tok(mine):.1f} vs {_tok(theirs):.1f} output "
                 f"tok/s, p99 {p99:.2f} vs {their_p99:.2f} s (target: tok/s no lower, p99 no "
                 f"higher): {'MET' if met else 'MISSED'}"
             )

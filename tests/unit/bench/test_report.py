@@ -133,6 +133,25 @@ def test_verdicts_compare_with_llama_server_at_1_and_16_clients() -> None:
     )
 
 
+def test_verdicts_check_dragoman_on_llama_cpp_and_w8a8_without_continuous() -> None:
+    results = {
+        "meta": {},
+        "runs": [
+            run("continuous-w8a8", 1, 0.3),
+            run("llama-cpp", 1, 0.7),
+            run("llama-cpp", 16, 1.2, p99=11.0),
+            run("llama-server", 1, 0.6),
+            run("llama-server", 16, 1.0, p99=12.0),
+        ],
+    }
+    got = verdicts(results, 16)
+    assert any(
+        v.startswith("continuous-w8a8 vs llama-server at c=1") and v.endswith("MISSED") for v in got
+    )
+    assert any(v.startswith("llama-cpp vs llama-server at c=1") and v.endswith("MET") for v in got)
+    assert any(v.startswith("llama-cpp vs llama-server at c=16") and v.endswith("MET") for v in got)
+
+
 def test_markdown_shows_server_memory_and_answer_length() -> None:
     r = run("llama-server", 1, 0.5)
     r["memory"] = {"largest_rss_mib": 612.3, "tree_rss_mib": 612.3, "tree_pss_mib": 600.0}
