@@ -15,6 +15,7 @@ from tests.deploy.ray._cluster import (
     ECHO_MODEL,
     Cluster,
     echo_settings,
+    wait_for,
 )
 
 pytestmark = pytest.mark.ray
@@ -69,10 +70,15 @@ def test_replica_counts_and_errors_come_through_the_ingress(deployed: Cluster) -
         assert native.json()["error"]["code"] == "unsupported_language"
         lt = client.post("/translate", json={"q": "Hi", "source": "en", "target": "zh"})
         assert lt.status_code == 400 and "error" in lt.json()
-        # The ingress is ready, and admits for both replicas (one server's bound each).
-        ready = client.get("/ready").json()
+        # The ingress is ready, and admits for both replicas (one server's bound each) once it
+        # has read that both run (it may first have seen one: the next read is within 10
+        # status intervals).
+        ready = wait_for(
+            "the ingress to admit for 2 replicas",
+            lambda: (r := client.get("/ready").json())["admission_limit"] == 2 * 64 and r,
+            10,
+        )
         assert ready["status"] == "ready"
-        assert ready["admission_limit"] == 2 * 64
         languages = client.get("/v1/languages").json()
         assert sorted(lang["code"] for lang in languages["languages"]) == ["de", "en", "fr"]
 

@@ -63,7 +63,8 @@ async def test_a_pair_no_model_serves_is_unsupported() -> None:
 
 
 async def test_a_known_pair_without_live_replicas_is_503_with_retry_after() -> None:
-    view = ReplicaView("dragoman", 1.0)
+    # No reads come (the view is not running): the refusal waits for one, up to its bound.
+    view = ReplicaView("dragoman", 0.01)
     view.running = {QWEN.deployment: 0, GEMMA.deployment: 2}
     g, calls = gateway(view)
     with pytest.raises(ModelUnavailable) as info:
@@ -84,7 +85,7 @@ def counted(view: ReplicaView, running: dict[str, int]) -> list[int]:
         reads.append(1)
         return running
 
-    view._read = read  # type: ignore[method-assign]
+    view._status = read  # type: ignore[method-assign]
     return reads
 
 
@@ -118,5 +119,18 @@ async def test_the_view_reads_every_interval_while_a_model_has_no_replica() -> N
     try:
         assert await _reads_within(view, reads, 4, 1.8)  # idle pace would be one in 2 s
         assert not view.live(QWEN.deployment)
+    finally:
+        task.cancel()
+
+
+async def test_a_model_that_came_up_since_the_last_read_is_not_refused() -> None:
+    view = ReplicaView("dragoman", 0.05)
+    view.running = {QWEN.deployment: 0, GEMMA.deployment: 1}  # read while QWEN was loading
+    counted(view, {QWEN.deployment: 1, GEMMA.deployment: 1})  # up by now
+    task = asyncio.create_task(view.run())
+    try:
+        g, calls = gateway(view)
+        assert (await g.translate("hi", "en", "de")).text == "qwen:hi"
+        assert calls == ["qwen"]
     finally:
         task.cancel()

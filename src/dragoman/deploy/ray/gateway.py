@@ -41,6 +41,8 @@ class ReplicaView:
         self.running: dict[str, int] | None = None
         self._listeners: list[Callable[[dict[str, int]], None]] = []
         self._poked = asyncio.Event()
+        self._reads = 0
+        self._read = asyncio.Condition()
 
     def on_change(self, listener: Callable[[dict[str, int]], None]) -> None:
         self._listeners.append(listener)
@@ -52,7 +54,17 @@ class ReplicaView:
         """A replica was lost: read again soon rather than at the idle pace."""
         self._poked.set()
 
-    def _read(self) -> dict[str, int]:
+    async def fresh(self) -> None:
+        """Wait for a read that starts after this call (two intervals and a bit at most): a
+        deployment seen without replicas may have one by now (the ingress is up before its
+        models are)."""
+        seen = self._reads
+        self.poke()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2 * self.interval + 2), self._read:
+                await self._read.wait_for(lambda: self._reads > seen + 1)
+
+    def _status(self) -> dict[str, int]:
         from ray import serve
 
         app = serve.status().applications.get(self.app_name)
@@ -68,7 +80,7 @@ class ReplicaView:
         while True:
             self._poked.clear()
             try:
-                running = await asyncio.to_thread(self._read)
+                running = await asyncio.to_thread(self._status)
             except Exception as exc:  # the controller restarting: keep the last view
                 log.warning("reading Serve's status failed: %s", exc)
             else:
@@ -76,6 +88,9 @@ class ReplicaView:
                     self.running = running
                     for listener in self._listeners:
                         listener(running)
+            async with self._read:
+                self._reads += 1
+                self._read.notify_all()
             await asyncio.sleep(self.interval)  # at most one read an interval, pokes or not
             if self.running is not None and all(self.running.values()):
                 with contextlib.suppress(TimeoutError):
@@ -112,9 +127,12 @@ class GatewayTranslator:
         if kind == "transport" and self.view is not None:
             self.view.poke()
 
-    def _group(self, key: str) -> ModelGroup:
+    async def _group(self, key: str) -> ModelGroup:
         group = self.groups[key]
-        if self.view is not None and not self.view.live(group.deployment):
+        view = self.view
+        if view is not None and not view.live(group.deployment):
+            await view.fresh()
+        if view is not None and not view.live(group.deployment):
             raise ModelUnavailable(
                 f"model {key!r} has no live replica right now; retry shortly",
                 retry_after=UNAVAILABLE_RETRY,
@@ -127,7 +145,7 @@ class GatewayTranslator:
         key = self.routes.get((source, target))
         if key is None:
             raise UnsupportedLanguage(f"no model on this server translates {source}->{target}")
-        group = self._group(key)
+        group = await self._group(key)
         handle = self.handles[key]
         self._in_flight += 1
         try:
@@ -153,7 +171,7 @@ class GatewayTranslator:
     ) -> AsyncGenerator[ChatChunk, None]:
         if model not in self.groups:
             raise ModelNotFound(f"no model named {model!r} on this server")
-        group = self._group(model)
+        group = await self._group(model)
         handle = self.handles[model].options(stream=True)
         self._in_flight += 1
         try:
