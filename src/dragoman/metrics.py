@@ -217,6 +217,7 @@ class _EngineInfo(Collector):
                 [],
                 {
                     "model": model,
+                    "engine": p.engine.value,  # vllm or llama.cpp
                     "device": p.device,
                     "cpu_class": host.cpu_class,
                     "dtype": p.dtype.value,
