@@ -189,7 +189,7 @@ class LlamaCppTranslator:
         code = self._server.exit_code()
         if code is not None:
             return EngineDead(f"llama-server exited ({code}); restart the server")
-        return EngineFailed(f"translation failed in llama-server: {exc}")
+        return EngineFailed(f"translation failed in llama-server: {exc!r}")
 
     async def translate(
         self, text: str, source: str, target: str, terms: Terms = ()
@@ -260,6 +260,14 @@ class LlamaCppTranslator:
             return final, pieces, None
 
 
+def slot_client(url: str, slots: int) -> httpx.AsyncClient:
+    """A connection per slot; more requests wait here for a free one, not in llama-server's
+    HTTP queue, for as long as it takes: deadlines are the service's, which cancels."""
+    limits = httpx.Limits(max_connections=slots + 1)
+    timeout = httpx.Timeout(10.0, read=None, pool=None)
+    return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout)
+
+
 def _error(r: httpx.Response) -> str:
     try:
         err = r.json().get("error", {})
@@ -304,10 +312,7 @@ async def open_llamacpp(
     try:
         await server.wait_healthy(START_TIMEOUT_SECONDS)
         log.info("llama-server ready in %.1f s (%s)", time.monotonic() - started, gguf)
-        # A connection per slot; more requests wait here, not in llama-server's HTTP queue.
-        limits = httpx.Limits(max_connections=settings.max_num_seqs + 1)
-        timeout = httpx.Timeout(10.0, read=None)  # deadlines are the service's, by cancelling
-        async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=timeout) as c:
+        async with slot_client(server.url, settings.max_num_seqs) as c:
             yield LlamaCppTranslator(
                 c, server, settings, tokenizer, languages, prompt_format, label, plan
             )

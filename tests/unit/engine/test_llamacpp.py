@@ -17,7 +17,12 @@ import pytest
 
 from dragoman.engine import _llamacpp_process
 from dragoman.engine._llamacpp_process import LlamaServerProcess, command
-from dragoman.engine.llamacpp import LlamaCppTranslator, server_binary, thread_count
+from dragoman.engine.llamacpp import (
+    LlamaCppTranslator,
+    server_binary,
+    slot_client,
+    thread_count,
+)
 from dragoman.errors import DragomanError, EngineDead, EngineFailed
 from dragoman.host import detect
 from dragoman.settings import EngineSettings
@@ -195,7 +200,7 @@ async def test_lost_connection_is_engine_failed_while_the_child_lives() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.RemoteProtocolError("peer closed connection")
 
-    with pytest.raises(EngineFailed, match="peer closed connection"):
+    with pytest.raises(EngineFailed, match=r"RemoteProtocolError\('peer closed connection"):
         await translator(handler).translate("Thank you.", "en", "fr")
 
 
@@ -235,6 +240,13 @@ def test_command_gives_every_slot_the_context_on_localhost(tmp_path: Path) -> No
     assert flag("--ctx-size") == str(16 * 2048)
     assert flag("--threads") == flag("--threads-batch") == "2"
     assert "--cont-batching" in cmd
+
+
+async def test_requests_past_the_slots_wait_for_a_connection_without_a_timeout() -> None:
+    # Sentences of long texts outnumber the slots at 16 clients; they must queue, not fail.
+    async with slot_client("http://llama.test", 16) as client:
+        assert client.timeout.pool is None and client.timeout.read is None
+        assert client.timeout.connect == 10.0
 
 
 def test_threads_follow_the_plans_cpu_choice() -> None:
