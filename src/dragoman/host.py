@@ -84,6 +84,12 @@ class Host:
         return "avx512_bf16" in self.isa or "amx_bf16" in self.isa
 
     @property
+    def int8_dot(self) -> bool:
+        """int8 dot products in hardware (AVX-512 VNNI or AMX); oneDNN's int8 matrix maths
+        depend on them (without, vLLM's W8A8 path is slower than float32)."""
+        return "avx512_vnni" in self.isa or "amx_int8" in self.isa
+
+    @property
     def cpu_class(self) -> str:
         """A short label for reports: the widest vector ISA and whether bf16 is native."""
         if "amx_bf16" in self.isa:
@@ -106,7 +112,9 @@ class Host:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(native_bf16=self.native_bf16, cpu_class=self.cpu_class)
+        out.update(
+            native_bf16=self.native_bf16, int8_dot=self.int8_dot, cpu_class=self.cpu_class
+        )
         return out
 
 

@@ -143,6 +143,13 @@ class EngineSettings(ModelSettings):
             )
         return value
 
+    @model_validator(mode="after")
+    def _w4a16_activations(self) -> EngineSettings:
+        # vLLM's 4-bit CPU kernel (cpu_gemm_wna16) has no float32 path.
+        if self.weights == "w4a16" and self.dtype == "float32":
+            raise ValueError("weights w4a16 runs with bfloat16 or float16 activations")
+        return self
+
     max_output_tokens: int = Field(default=512, ge=8)
     """Hard cap on tokens generated for one text."""
 

@@ -107,14 +107,23 @@ def test_bad_cpu_threads_is_refused() -> None:
         EngineSettings(cpu_threads="both")
 
 
-def test_cpu_gets_int8_weights_of_a_catalogue_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cpu_with_vnni_gets_int8_weights_of_a_catalogue_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import dragoman.engine.plan as p
 
-    monkeypatch.setattr(p, "QUANTIZED_BY_DEFAULT", True)
-    for isa in (("avx", "avx2"), ("avx2", "avx512f", "avx512_bf16")):
+    monkeypatch.setattr(p, "W8A8_WITHIN_QUALITY_GATE", True)
+    for isa in (("avx2", "avx512f", "avx512_vnni", "avx512_bf16"), ("avx2", "amx_int8")):
         plan = plan_engine(EngineSettings(), host(isa), gpu=False)
         assert plan.weights.value == "w8a8"
-        assert "int8" in plan.weights.reason
+        assert "int8 dot products" in plan.weights.reason
+
+
+def test_cpu_without_vnni_keeps_full_weights() -> None:
+    for isa in (("avx", "avx2"), ("avx2", "avx512f", "avx512bw")):
+        plan = plan_engine(EngineSettings(), host(isa), gpu=False)
+        assert plan.weights.value == "full"
+        assert "without int8 dot products" in plan.weights.reason
 
 
 def test_gpu_and_models_outside_the_catalogue_keep_full_weights(tmp_path: Path) -> None:
@@ -131,3 +140,22 @@ def test_explicit_weights_win() -> None:
     plan = plan_engine(EngineSettings(weights="full"), host(), gpu=False)
     assert (plan.weights.value, plan.weights.reason) == ("full", "set explicitly")
     assert "weights full" in plan.summary()
+
+
+def test_w4a16_on_a_cpu_gets_bf16_activations_and_refuses_float32() -> None:
+    plan = plan_engine(EngineSettings(weights="w4a16"), host(), gpu=False)
+    assert plan.dtype.value == "bfloat16"
+    assert "bf16 activations only" in plan.dtype.reason
+    with pytest.raises(ValueError, match="w4a16 runs with bfloat16"):
+        EngineSettings(weights="w4a16", dtype="float32")
+
+
+def test_vnni_host_keeps_full_weights_until_the_quality_gate_is_met(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dragoman.engine.plan as p
+
+    monkeypatch.setattr(p, "W8A8_WITHIN_QUALITY_GATE", False)
+    plan = plan_engine(EngineSettings(), host(("avx2", "avx512f", "avx512_vnni")), gpu=False)
+    assert plan.weights.value == "full"
+    assert "--weights w8a8 opts in" in plan.weights.reason
