@@ -107,16 +107,15 @@ def test_bad_cpu_threads_is_refused() -> None:
         EngineSettings(cpu_threads="both")
 
 
-def test_cpu_with_vnni_gets_int8_weights_of_a_catalogue_model(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import dragoman.engine.plan as p
-
-    monkeypatch.setattr(p, "W8A8_WITHIN_QUALITY_GATE", True)
+def test_cpu_with_vnni_gets_int8_weights_of_a_catalogue_model() -> None:
     for isa in (("avx2", "avx512f", "avx512_vnni", "avx512_bf16"), ("avx2", "amx_int8")):
         plan = plan_engine(EngineSettings(), host(isa), gpu=False)
         assert plan.weights.value == "w8a8"
         assert "int8 dot products" in plan.weights.reason
+        assert plan.dtype.value == "float32"  # the pair the quality gate measured
+        assert "quality gate" in plan.dtype.reason
+    explicit = plan_engine(EngineSettings(dtype="bfloat16"), host(isa), gpu=False)
+    assert (explicit.weights.value, explicit.dtype.value) == ("w8a8", "bfloat16")
 
 
 def test_cpu_without_vnni_keeps_full_weights() -> None:
@@ -148,14 +147,3 @@ def test_w4a16_on_a_cpu_gets_bf16_activations_and_refuses_float32() -> None:
     assert "bf16 activations only" in plan.dtype.reason
     with pytest.raises(ValueError, match="w4a16 runs with bfloat16"):
         EngineSettings(weights="w4a16", dtype="float32")
-
-
-def test_vnni_host_keeps_full_weights_until_the_quality_gate_is_met(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import dragoman.engine.plan as p
-
-    monkeypatch.setattr(p, "W8A8_WITHIN_QUALITY_GATE", False)
-    plan = plan_engine(EngineSettings(), host(("avx2", "avx512f", "avx512_vnni")), gpu=False)
-    assert plan.weights.value == "full"
-    assert "--weights w8a8 opts in" in plan.weights.reason
