@@ -107,16 +107,16 @@ def test_bad_cpu_threads_is_refused() -> None:
         EngineSettings(cpu_threads="both")
 
 
-def test_cpu_with_vnni_gets_int8_weights_of_a_catalogue_model() -> None:
+def test_cpu_with_vnni_keeps_full_weights_and_w8a8_is_opt_in() -> None:
     for isa in (("avx2", "avx512f", "avx512_vnni", "avx512_bf16"), ("avx2", "amx_int8")):
         plan = plan_engine(EngineSettings(), host(isa), gpu=False)
-        assert plan.weights.value == "w8a8"
-        assert "int8 dot products" in plan.weights.reason
-        assert plan.dtype.value == "float32"  # the pair the quality gate measured
-        assert "quality gate" in plan.dtype.reason
-    explicit = plan_engine(EngineSettings(dtype="bfloat16"), host(isa), gpu=False)
+        assert plan.weights.value == "full"
+        assert "--weights w8a8 opts in" in plan.weights.reason
+        chosen = plan_engine(EngineSettings(weights="w8a8"), host(isa), gpu=False)
+        assert (chosen.weights.value, chosen.dtype.value) == ("w8a8", "float32")
+        assert "quality gate" in chosen.dtype.reason
+    explicit = plan_engine(EngineSettings(weights="w8a8", dtype="bfloat16"), host(isa), gpu=False)
     assert (explicit.weights.value, explicit.dtype.value) == ("w8a8", "bfloat16")
-
 
 def test_cpu_without_vnni_keeps_full_weights() -> None:
     for isa in (("avx", "avx2"), ("avx2", "avx512f", "avx512bw")):
