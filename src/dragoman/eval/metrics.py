@@ -7,7 +7,10 @@ failures a score hides.
 - A failed request scores as an empty output (and is counted under `errors`).
 - wrong_language: the output detected as another language than the target. Judged only where
   the reference itself is detected as the target (`language_checked`), so a short string that
-  reads the same in both languages ("Django", "OK") cannot count.
+  reads the same in both languages ("Django", "OK") cannot count. The output is judged without
+  the names and identifiers it copies from the source ("Tappuah", "UUID", `master_doc`): they
+  belong to no language, and a verse of names read as Dutch (benchmarks/results/
+  eval-avx512bf16-2core/wrong-language.md); every other word, an English echo's included, stays.
 - over_3x: outputs more than 3 times the source's length, in Latin-letter equivalents (a Han
   or kana character counts 3, a Hangul syllable 2: about what each carries next to English).
 - guard_stopped: finish_reason `repetition` (dragoman's loop guard cut the output);
@@ -73,6 +76,39 @@ def over_length(output: str, source: str, ratio: float = 3.0) -> bool:
     return text_length(output) > ratio * text_length(source)
 
 
+_EDGE = "\"'“”‘’«»„()[]{}<>,;:.!?¡¿…"
+_CLOSERS = "\"'”’»)]"
+_SENTENCE_END = (".", "!", "?", ":")
+
+
+def copied_names(source: str) -> set[str]:
+    """The source's words that are names or identifiers, not words of its language: capitalized
+    other than at a sentence's start ("Yahweh", "Django" mid-sentence), or with a capital,
+    digit, underscore, dot or slash inside ("UUID", "iPhone", "conf.py", `master_doc`)."""
+    words = source.split()
+    names: set[str] = set()
+    for n, raw in enumerate(words):
+        word = raw.strip(_EDGE)
+        if not any(c.isalpha() for c in word):
+            continue
+        starts = n == 0 or words[n - 1].rstrip(_CLOSERS).endswith(_SENTENCE_END)
+        inner = any(c.isdigit() or c in "_./" or c.isupper() for c in word[1:])
+        if inner or (word[0].isupper() and not starts):
+            names.add(word)
+    return names
+
+
+def without_copied_names(output: str, source: str) -> str:
+    """`output` without the words it copies verbatim from the source's names. Unchanged when it
+    is the source again (an echo of "Content Types" is judged whole) or when nothing with
+    letters would be left (an output that is only a name)."""
+    if output.strip().casefold() == source.strip().casefold():
+        return output
+    names = copied_names(source)
+    kept = " ".join(w for w in output.split() if w.strip(_EDGE) not in names)
+    return kept if any(c.isalpha() for c in kept) else output
+
+
 def lingua_detect(codes: Sequence[str] | None = None) -> Detect:
     """The project's detector (lingua), over every language dragoman knows by default: an
     output drifting into a third language is caught, not forced into one of the pair's two."""
@@ -125,9 +161,15 @@ def language_checks(
     items: Sequence[EvalItem], outputs: Sequence[Output], detect: Detect
 ) -> list[tuple[bool, bool]]:
     """Per item: (judged: the reference reads as the target and the request succeeded,
-    wrong: the output does not read as the target)."""
+    wrong: the output, without the names it copies from the source, does not read as the
+    target)."""
     refs = detect([i.reference for i in items])
-    outs = detect([o.text if o.ok else "" for o in outputs])
+    outs = detect(
+        [
+            without_copied_names(o.text, i.source) if o.ok else ""
+            for i, o in zip(items, outputs, strict=True)
+        ]
+    )
     return [
         (ref == i.target_lang and o.ok, out != i.target_lang)
         for i, o, ref, out in zip(items, outputs, refs, outs, strict=True)

@@ -125,3 +125,50 @@ def test_the_real_detector_catches_drift() -> None:
         "ko",
         None,
     ]
+
+
+def test_copied_names_are_names_and_identifiers_not_sentence_starts() -> None:
+    source = 'Then came the word of Yahweh to Jeremiah. Take "master_doc" from conf.py, UUID 4.'
+    assert metrics.copied_names(source) == {"Yahweh", "Jeremiah", "master_doc", "conf.py", "UUID"}
+
+
+def test_output_is_judged_without_names_copied_from_the_source() -> None:
+    source = "the king of Tappuah, one; the king of Hepher, one;"
+    output = "El rey de Tappuah, uno; el rey de Hepher, uno;"
+    assert metrics.without_copied_names(output, source) == "El rey de uno; el rey de uno;"
+    # Names the output does not copy verbatim stay: only the source's own spelling is removed.
+    assert metrics.without_copied_names("el rey de Tapúaj", source) == "el rey de Tapúaj"
+
+
+@pytest.mark.parametrize(
+    ("output", "source"),
+    [
+        ("Content Types", "Content Types"),  # an echo is judged whole, Title Case and all
+        ("Django", "Install Django"),  # nothing but a name: judged as it is
+    ],
+)
+def test_echoes_and_bare_names_are_judged_whole(output: str, source: str) -> None:
+    assert metrics.without_copied_names(output, source) == output
+
+
+def test_an_english_echo_with_names_stays_english() -> None:
+    source = "Then came the word of Yahweh to Jeremiah in Tahpanhes, saying, Take great stones."
+    output = "und sie kamen. Then came the word of Yahweh to Jeremiah in Tahpanhes, saying"
+    kept = metrics.without_copied_names(output, source)
+    assert kept == "und sie kamen. Then came the word of to in saying"
+    detect = metrics.lingua_detect(["en", "de", "es", "nl"])
+    assert detect([kept]) == ["en"]
+
+
+def test_names_do_not_make_a_spanish_verse_dutch() -> None:
+    source = (
+        "the king of Tappuah, one; the king of Hepher, one; the king of Aphek, one; "
+        "the king of Lassharon, one; the king of Madon, one; the king of Hazor, one;"
+    )
+    output = (
+        "El rey de Tappuah, uno; el rey de Hepher, uno; el rey de Aphek, uno; "
+        "el rey de Lassharon, uno; el rey de Madon, uno; el rey de Hazor, uno;"
+    )
+    items = [item(source, "el rey de Tapúaj, uno; el rey de Hefer, uno;", "paragraph", "es")]
+    detect = metrics.lingua_detect(["en", "es", "de", "nl"])
+    assert metrics.language_checks(items, [Output(output)], detect) == [(True, False)]
