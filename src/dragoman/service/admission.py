@@ -6,14 +6,7 @@ dropped. Draining (SIGTERM) refuses everything new and waits for what was admitt
 Refused requests queue up in a virtual line: each is told to come back when the places of
 everyone refused before it (and its own) will have drained at the current rate, so a crowd of
 refused clients comes back spread out at about the rate the server can take them, instead of
-all at once every second (each refusal costs the server CPU the engine could use).
-
-The line keeps turns: each refusal books a turn at the time its Retry-After names. While turns
-are booked, a place that frees goes to a request arriving once a turn is due (the client that
-was told to come back then), not to a newcomer, who is sent to the back of the line even if a
-place is free for the moment; a client that finishes a text and sends the next at once waits
-its turn like everyone else. Requests carry no identity, so whoever arrives after a turn is
-due takes it; turns nobody takes lapse after `TURN_GRACE` seconds."""
+all at once every second (each refusal costs the server CPU the engine could use)."""
 
 from __future__ import annotations
 
@@ -30,9 +23,6 @@ from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded
 MIN_RETRY, MAX_RETRY = 1, 60
 # A draining server is going away: behind a balancer a retry soon reaches another server.
 DRAIN_RETRY = 5
-# A booked turn is due this early (timers fire a little early or late) and lapses this long
-# after its time when nobody took it (the client gave up or went elsewhere).
-TURN_EARLY, TURN_GRACE = 0.25, 10.0
 
 
 def _clamp_retry(seconds: float) -> int:
@@ -82,7 +72,6 @@ class Admission:
         self._busy_since: float | None = None
         self._line = 0.0  # when the last refused request's places will have drained
         self._last_rate = 0.0  # the drain rate when the last busy period ended
-        self._turns: deque[list[float]] = deque()  # booked turns: [due time, texts], in order
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -120,8 +109,12 @@ class Admission:
         bound, DeadlineUnmeetable (503) when the queue ahead will not even start this work
         within `deadline_seconds` at the current rate."""
         self.check_open()
-        if self.limit:
-            self._take_turn(n)
+        if self.limit and self.in_flight + n > self.limit:
+            excess = self.in_flight + n - self.limit
+            raise Overloaded(
+                f"the server is at its limit of {self.limit} texts in flight; retry later",
+                _clamp_retry(self._place_in_line(excess, n)),
+            )
         queued = self.in_flight - self.capacity
         if deadline_seconds is not None and queued > 0:
             wait = self._seconds_for(queued)
@@ -137,43 +130,6 @@ class Admission:
             self._idle.clear()
         self.in_flight += n
         return Ticket(self, n)
-
-    def _take_turn(self, n: int) -> None:
-        """Admit past the line, or raise Overloaded: a request arriving once a turn is due
-        takes it if a place is free (else it is told to try again in a second, keeping the
-        turn); with turns booked but none due, or no place free, it books one at the back."""
-        now = self._clock()
-        while self._turns and self._turns[0][0] < now - TURN_GRACE:
-            self._turns.popleft()  # lapsed: nobody came back for it
-        fits = self.in_flight + n <= self.limit
-        if self._turns and self._turns[0][0] <= now + TURN_EARLY:
-            if not fits:
-                raise Overloaded(
-                    f"the server is at its limit of {self.limit} texts in flight and this turn "
-                    "has not freed yet; retry in a second",
-                    MIN_RETRY,
-                )
-            self._claim(n, now)
-            return
-        if fits and not self._turns:
-            return
-        if fits:
-            message = "clients refused earlier have their turns first; retry later"
-        else:
-            message = f"the server is at its limit of {self.limit} texts in flight; retry later"
-        wait = _clamp_retry(self._place_in_line(self.in_flight + n - self.limit, n))
-        self._turns.append([now + wait, n])
-        raise Overloaded(message, wait)
-
-    def _claim(self, n: int, now: float) -> None:
-        """Take `n` texts' worth of the due turns, oldest first."""
-        while n > 0 and self._turns and self._turns[0][0] <= now + TURN_EARLY:
-            turn = self._turns[0]
-            taken = min(n, int(turn[1]))
-            turn[1] -= taken
-            n -= taken
-            if turn[1] <= 0:
-                self._turns.popleft()
 
     def _place_in_line(self, excess: int, n: int) -> float:
         """Seconds until a refused request of `n` texts, `excess` over the bound, may expect
