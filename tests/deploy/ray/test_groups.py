@@ -1,4 +1,4 @@
-"""Model groups from the serve settings, and replica resources from the host."""
+"""Model groups as Serve deployments, and replica resources from the host."""
 
 from __future__ import annotations
 
@@ -22,23 +22,13 @@ HOST = Host(
 )
 
 
-def test_one_group_per_model_entry_with_its_pairs() -> None:
-    settings = ServeSettings(
-        models=[
-            ModelSpec(name="qwen", model="qwen2.5-coder-0.5b-instruct", languages=["en", "de"]),
-            ModelSpec(name="gemma", model="gemma-3-270m", pairs=["en-fr"]),
-        ]
+def test_each_group_is_a_deployment_named_after_its_model() -> None:
+    (gemma,) = model_groups(
+        ServeSettings(models=[ModelSpec(name="gemma", model="gemma-3-270m", pairs=["en-fr"])])
     )
-    qwen, gemma = model_groups(settings)
-    assert (qwen.key, qwen.pairs, qwen.prompt) == ("qwen", (("de", "en"), ("en", "de")), "chat")
-    assert (gemma.key, gemma.pairs, gemma.prompt) == ("gemma", (("en", "fr"),), "few-shot")
     assert gemma.deployment == "model-gemma"
-
-
-def test_a_single_model_serves_every_pair_of_its_languages() -> None:
-    (group,) = model_groups(ServeSettings(languages=["en", "fr", "de"]))
-    assert group.key == "qwen2.5-coder-0.5b-instruct"
-    assert len(group.pairs) == 6
+    (echo,) = model_groups(ServeSettings(architecture="echo"))
+    assert echo.deployment == "model-echo-qwen2.5-coder-0.5b-instruct"
 
 
 def test_replica_cpus_follow_the_engine_threads_on_this_host() -> None:

@@ -1,6 +1,6 @@
-"""Model groups as Kubernetes sees them: one Deployment per model of the serve settings (a
-`[[models]]` entry, or the single `--model`), its pods configured by DRAGOMAN_ environment
-variables that parse back into the same settings, and the pairs the route sends it.
+"""Model groups as Kubernetes sees them: one Deployment per model group (deploy/groups.py), its
+pods configured by DRAGOMAN_ environment variables that parse back into the same settings, and
+the pairs the route sends it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from dragoman.deploy.groups import model_groups as groups_of
 from dragoman.settings import ServeSettings
 
 DATA_DIR = "/var/lib/dragoman"
@@ -28,6 +29,7 @@ class Group:
     slug: str
     """DNS-1123 label for object names."""
     pairs: tuple[str, ...]
+    """`source-target`, as the route's backends list them."""
     env: dict[str, str]
     """DRAGOMAN_ variables of this group's pods that differ from serve's defaults."""
 
@@ -66,26 +68,20 @@ def changed_env(settings: ServeSettings) -> dict[str, str]:
 
 
 def model_groups(settings: ServeSettings) -> list[Group]:
-    from dragoman.api.serve import languages_for
-    from dragoman.languages import pairs_from_languages
-
     common = changed_env(settings)
+    specs = {spec.name: spec for spec in settings.models}
     groups: list[Group] = []
-    if settings.models:
-        routes = settings.model_routes()
-        for spec in settings.models:
-            pairs = sorted(f"{a}-{b}" for (a, b), name in routes.items() if name == spec.name)
-            env = {**common, "DRAGOMAN_MODELS": env_value([spec])}
-            groups.append(Group(spec.name, spec.model, slug(spec.name), tuple(pairs), env))
-    else:
-        langs = languages_for(settings.model, settings.languages)
-        pairs = sorted(f"{a}-{b}" for a, b in pairs_from_languages(langs))
-        env = {**common, "DRAGOMAN_MODEL": settings.model}
-        if settings.languages:
-            env["DRAGOMAN_LANGUAGES"] = env_value(settings.languages)
-        groups.append(
-            Group(settings.model, settings.model, slug(settings.model), tuple(pairs), env)
-        )
+    for g in groups_of(settings):
+        if settings.models:
+            name = g.key
+            env = {**common, "DRAGOMAN_MODELS": env_value([specs[g.key]])}
+        else:  # named by --model itself, without echo's `echo:` prefix
+            name = settings.model
+            env = {**common, "DRAGOMAN_MODEL": settings.model}
+            if settings.languages:
+                env["DRAGOMAN_LANGUAGES"] = env_value(settings.languages)
+        pairs = tuple(f"{a}-{b}" for a, b in g.pairs)
+        groups.append(Group(name, g.model, slug(name), pairs, env))
     slugs = [g.slug for g in groups]
     if len(set(slugs)) != len(slugs):
         raise ValueError(f"models: names {slugs} collide once made Kubernetes names")
