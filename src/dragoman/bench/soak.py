@@ -26,7 +26,7 @@ import httpx
 import psutil
 from rich.console import Console
 
-from dragoman.bench.servers import Launched, launch_echo
+from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo
 from dragoman.service.keys import hash_key
 from dragoman.settings import BenchSettings
 
@@ -44,15 +44,9 @@ SENTENCES = (
 )
 
 
-def launch_soak_server(log_dir: Path) -> Launched:
-    keys = log_dir / "soak-keys"
-    keys.write_text(f"{hash_key(KEY)} soak\n")
-    keys.chmod(0o600)
-    return launch_echo(
-        log_dir,
-        "en,fr",
-        "--echo-delay",
-        str(ECHO_DELAY),
+def soak_flags(keys: Path) -> list[str]:
+    """The server's limits, keys and cache: the same for either engine."""
+    return [
         "--max-admitted",
         str(BOUND),
         "--max-items",
@@ -71,7 +65,21 @@ def launch_soak_server(log_dir: Path) -> Launched:
         HIGH,
         "--key-chars-per-day",
         HIGH,
-    )
+    ]
+
+
+def launch_soak_server(log_dir: Path, s: BenchSettings | None = None) -> Launched:
+    """The soak's server: echo unless the settings ask for the real engine."""
+    keys = log_dir / "soak-keys"
+    keys.write_text(f"{hash_key(KEY)} soak\n")
+    keys.chmod(0o600)
+    if s is None or s.soak_engine == "echo":
+        return launch_echo(log_dir, "en,fr", "--echo-delay", str(ECHO_DELAY), *soak_flags(keys))
+    # The bench's engine flags switch the cache off; the soak wants it on (it fills and evicts).
+    flags = engine_flags(s)
+    at = flags.index("--cache-mib")
+    del flags[at : at + 2]
+    return launch_dragoman(log_dir, *flags, "--log-level", "warning", *soak_flags(keys))
 
 
 @dataclass
@@ -254,7 +262,7 @@ def run_soak(s: BenchSettings, console: Console) -> dict[str, Any]:
 
     logs = s.out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    server = launch_soak_server(logs)
+    server = launch_soak_server(logs, s)
 
     def show(x: Sample) -> None:
         console.log(f"{x.t:.0f} s: {x.requests} requests, RSS {x.rss_mib} MiB, {x.fds} fds")
@@ -265,18 +273,30 @@ def run_soak(s: BenchSettings, console: Console) -> dict[str, Any]:
         )
     finally:
         server.stop()
-    out["meta"] = {**host_meta(s), "seconds": s.soak_seconds, "echo_delay": ECHO_DELAY}
+    out["meta"] = {
+        **host_meta(s),
+        "seconds": s.soak_seconds,
+        "engine": s.soak_engine,
+        "model": s.model,
+        "echo_delay": ECHO_DELAY,
+    }
     return out
 
 
 def markdown(out: dict[str, Any]) -> str:
     b, f = out["baseline"], out["final"]
+    engine = out["meta"].get("engine", "echo")
+    server = (
+        f"Echo server (echo delay {ECHO_DELAY:g} s a text)"
+        if engine == "echo"
+        else f"Real-engine server ({out['meta'].get('model', 'the default model')})"
+    )
     seconds = f["t"] - b["t"]
     outcomes = ", ".join(f"{k}: {v}" for k, v in out["outcomes"].items())
     lines = [
         f"# Soak: {out['meta']['machine']}",
         "",
-        f"Echo server (admission bound {BOUND}, echo delay {ECHO_DELAY:g} s, keys on, a "
+        f"{server} (admission bound {BOUND}, keys on, a "
         f"{CACHE_MIB} MiB translation cache and every text new), "
         f"{out['rounds']} rounds of {len(out['round'])} requests at once over {seconds:.0f} s "
         f"after {out['warmup_rounds']} rounds of warm-up: {out['requests']} requests in all.",
