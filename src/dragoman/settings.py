@@ -22,7 +22,6 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from dragoman.engine.protocol import Quality
 from dragoman.models.catalogue import DEFAULT_MODEL
 
 
@@ -186,19 +185,6 @@ class ModelSpec(BaseModel):
     pairs: list[str] = []
     """Or exactly these pairs ("en-fr")."""
 
-    tier: Quality | None = None
-    """Quality tier: two entries may serve a pair in different tiers, and a request's `quality`
-    hint picks one. Default: the catalogue's tier for the model, else fast."""
-
-    default_for: list[str] = []
-    """Pairs ("en-ko", or "*" for all of its pairs) this entry translates when a request gives
-    no hint and another tier serves them too. Default: the catalogue's measured choice."""
-
-    def quality_tier(self) -> Quality:
-        from dragoman.models.catalogue import tier_of
-
-        return self.tier or tier_of(self.model)
-
     def prompt_format(self) -> Literal["chat", "few-shot"]:
         from dragoman.models.catalogue import CATALOGUE
 
@@ -256,14 +242,12 @@ class ServeSettings(EngineSettings):
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 
-    architecture: Literal[
-        "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
-    ] = "host"
-    """Request path. `host` picks the engine for this machine (logged with its reason; see
-    `dragoman info`): `continuous` on a GPU or a CPU with native bf16, `llama-cpp` on CPUs
-    without it. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed llama.cpp
-    server running the catalogue model's GGUF as shipped (lowest single-stream latency on a
-    CPU; the xllamacpp wheel, or a scripts/build-llama-cpp build). `multiprocess` and `static-batch`
+    architecture: Literal["continuous", "llama-cpp", "multiprocess", "static-batch", "echo"] = (
+        "continuous"
+    )
+    """Request path. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed
+    llama.cpp `llama-server` running the catalogue model's GGUF as shipped (lowest single-stream
+    latency on a CPU; build it with scripts/build-llama-cpp). `multiprocess` and `static-batch`
     are the seed's old architectures, kept only as benchmark baselines; `echo` returns the text
     unchanged (HTTP and proxy overhead measurements, routing tests). Deploy `continuous` or
     `llama-cpp`."""
@@ -276,7 +260,7 @@ class ServeSettings(EngineSettings):
 
     models: list[ModelSpec] = []
     """Several models in this server (config file `[[models]]`: name, model, prompt, languages
-    or pairs, tier, default_for); each gets its own engine. Empty: one model, `--model`."""
+    or pairs); each gets its own engine. Empty: one model, `--model`."""
 
     workers: int = Field(default=1, ge=1, le=8)
     """Worker processes (each with its own model copy) for the baseline architectures."""
@@ -373,7 +357,7 @@ class ServeSettings(EngineSettings):
                 f"({self.max_items}), or 0 for no bound: a full list could never be admitted"
             )
         if self.models:
-            self.model_routes()  # checks the tiers and the defaults too
+            self.model_routes()
         return self
 
     def admission_limit(self) -> int:
@@ -387,17 +371,20 @@ class ServeSettings(EngineSettings):
         return self.max_num_seqs * max(1, len(self.models))
 
     def model_routes(self) -> dict[tuple[str, str], str]:
-        """Pair -> the model that translates it without a quality hint."""
-        from dragoman.models.tiers import default_routes
-
-        return default_routes(self.models)
-
-    def model_tiers(self) -> dict[tuple[str, str], dict[Quality, str]]:
-        """Pair -> tier -> model name; refuses duplicate names and a pair claimed twice in
-        one tier."""
-        from dragoman.models.tiers import tier_routes
-
-        return tier_routes(self.models)
+        """Pair -> model name; refuses duplicate names and pairs claimed twice."""
+        routes: dict[tuple[str, str], str] = {}
+        names = [m.name for m in self.models]
+        if len(set(names)) != len(names):
+            raise ValueError("models: names must be unique")
+        for spec in self.models:
+            for pair in spec.pair_list():
+                if pair in routes:
+                    raise ValueError(
+                        f"models: {pair[0]}-{pair[1]} is served by both {routes[pair]!r} "
+                        f"and {spec.name!r}"
+                    )
+                routes[pair] = spec.name
+        return routes
 
 
 class TranslateSettings(EngineSettings):
@@ -415,9 +402,8 @@ class TranslateSettings(EngineSettings):
 
 
 class InfoSettings(EngineSettings):
-    architecture: Literal["host", "continuous", "llama-cpp"] = "host"
-    """The engine to report the plan of: the host's choice, vLLM (`continuous`) or llama.cpp
-    (`llama-cpp`)."""
+    architecture: Literal["continuous", "llama-cpp"] = "continuous"
+    """The engine to report the plan of: vLLM (`continuous`) or llama.cpp (`llama-cpp`)."""
 
     json_output: bool = Field(default=False, alias="json")
     """Print the report as JSON (the same document as a server's GET /v1/info)."""
@@ -442,8 +428,7 @@ class BenchSettings(EngineSettings):
     continuous-fp32 (float32 whatever the host), continuous-w8a8 (int8 weights), llama-cpp
     (dragoman on a managed llama-server), vllm-serve (vLLM's own OpenAI-compatible server, the
     peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
-    scripts/build-llama-cpp). `<architecture>@<model>` runs one on another model, so a
-    quality tier and --model compare within one run (continuous@qwen2.5-coder-1.5b-instruct)."""
+    scripts/build-llama-cpp)."""
 
     llama_threads: int | None = Field(default=None, ge=1)
     """Threads of the llama-server peer (-t). Default: every CPU this process may use."""
