@@ -124,17 +124,21 @@ def cmd_deploy_ray(args: list[str]) -> None:
 
 def cmd_info(args: list[str]) -> None:
     import json
+    from dataclasses import replace
 
+    from dragoman.engine.choice import resolve_architecture
+    from dragoman.engine.plan import Choice
     from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
     from dragoman.host import detect
     from dragoman.info import render, report
     from dragoman.settings import InfoSettings
 
-    s = parse(InfoSettings, args, "dragoman info")
+    s, engine = resolve_architecture(parse(InfoSettings, args, "dragoman info"))
     if s.architecture == "llama-cpp":
         from dragoman.engine.llamacpp import info_plan
 
         path, plan = info_plan(s)
+        plan = replace(plan, engine=Choice(plan.engine.value, engine.reason))
         info = report(detect(), {s.model: plan}, {s.model: path})
         print(json.dumps(info, indent=1) if s.json_output else render(info))
         return
@@ -142,7 +146,9 @@ def cmd_info(args: list[str]) -> None:
         path = loaded_model_path(s)
     except DragomanError as e:
         path = f"{s.model} (not prepared: {e})"
-    info = report(detect(), {s.model: engine_plan(s, path)}, {s.model: path})
+    plan = engine_plan(s, path)
+    plan = replace(plan, engine=Choice(plan.engine.value, engine.reason))
+    info = report(detect(), {s.model: plan}, {s.model: path})
     print(json.dumps(info, indent=1) if s.json_output else render(info))
 
 

@@ -242,12 +242,14 @@ class ServeSettings(EngineSettings):
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 
-    architecture: Literal["continuous", "llama-cpp", "multiprocess", "static-batch", "echo"] = (
-        "continuous"
-    )
-    """Request path. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed
-    llama.cpp `llama-server` running the catalogue model's GGUF as shipped (lowest single-stream
-    latency on a CPU; build it with scripts/build-llama-cpp). `multiprocess` and `static-batch`
+    architecture: Literal[
+        "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
+    ] = "host"
+    """Request path. `host` picks the engine for this machine (logged with its reason; see
+    `dragoman info`): `continuous` on a GPU or a CPU with native bf16, `llama-cpp` on CPUs
+    without it. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed llama.cpp
+    server running the catalogue model's GGUF as shipped (lowest single-stream latency on a
+    CPU; the xllamacpp wheel, or a scripts/build-llama-cpp build). `multiprocess` and `static-batch`
     are the seed's old architectures, kept only as benchmark baselines; `echo` returns the text
     unchanged (HTTP and proxy overhead measurements, routing tests). Deploy `continuous` or
     `llama-cpp`."""
@@ -402,8 +404,9 @@ class TranslateSettings(EngineSettings):
 
 
 class InfoSettings(EngineSettings):
-    architecture: Literal["continuous", "llama-cpp"] = "continuous"
-    """The engine to report the plan of: vLLM (`continuous`) or llama.cpp (`llama-cpp`)."""
+    architecture: Literal["host", "continuous", "llama-cpp"] = "host"
+    """The engine to report the plan of: the host's choice, vLLM (`continuous`) or llama.cpp
+    (`llama-cpp`)."""
 
     json_output: bool = Field(default=False, alias="json")
     """Print the report as JSON (the same document as a server's GET /v1/info)."""

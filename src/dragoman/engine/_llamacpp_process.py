@@ -1,4 +1,4 @@
-"""The llama-server child of `--architecture llama-cpp`: its command line, start-up (until its
+"""The llama.cpp server child of `--architecture llama-cpp`: its command line, start-up (until its
 /health answers 200) and a stop that always leaves no process behind."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 
 def command(
-    binary: Path,
+    launcher: list[str],
     gguf: Path,
     port: int,
     *,
@@ -49,9 +49,11 @@ def command(
     max_model_len: int,
 ) -> list[str]:
     """A server of `slots` sequences decoded together (continuous batching), each with a
-    context of `max_model_len` tokens, on 127.0.0.1 only."""
+    context of `max_model_len` tokens, on 127.0.0.1 only. `launcher` starts it: a llama-server
+    binary, or the embedded server of the prebuilt wheel (engine/llamacpp_embedded.py), which
+    takes the same flags."""
     return [
-        str(binary),
+        *launcher,
         "--model",
         str(gguf),
         "--alias",

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -37,21 +37,32 @@ START_TIMEOUT_SECONDS = 300.0
 HEALTH_TIMEOUT_SECONDS = 30.0  # a busy server answers /health from its HTTP threads
 
 
-def server_binary(settings: EngineSettings) -> Path:
-    """--llama-server, else what scripts/build-llama-cpp built under the data directory."""
+def server_launcher(settings: EngineSettings) -> list[str]:
+    """How llama.cpp's server starts: the binary --llama-server names; else the embedded server
+    of the prebuilt wheel (xllamacpp, built for AVX2, installed with the `cpu` extra); else
+    what scripts/build-llama-cpp built under the data directory (compiled for this CPU)."""
     from dragoman.bench.llamacpp_build import binary
+    from dragoman.engine import llamacpp_embedded
     from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
-    path = settings.llama_server or binary(
-        settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server"
+    if settings.llama_server is not None:
+        if not settings.llama_server.is_file():
+            raise DragomanError(f"--llama-server {settings.llama_server}: no such file")
+        return [str(settings.llama_server)]
+    if llamacpp_embedded.available():
+        return [sys.executable, "-m", llamacpp_embedded.__name__]
+    built = binary(settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server")
+    if built.is_file():
+        return [str(built)]
+    raise DragomanError(
+        "--architecture llama-cpp needs llama.cpp's server: install the prebuilt wheel "
+        "(xllamacpp, in the `cpu` extra), build it with scripts/build-llama-cpp (about 10 "
+        "minutes on 2 cores), or give its path with --llama-server"
     )
-    if not path.is_file():
-        raise DragomanError(
-            f"--architecture llama-cpp needs llama.cpp's llama-server, and there is none at "
-            f"{path}; build it with scripts/build-llama-cpp (about 10 minutes on 2 cores) or "
-            "give its path with --llama-server"
-        )
-    return path
+
+
+def launcher_name(launcher: list[str]) -> str:
+    return "the xllamacpp wheel's server" if launcher[0] == sys.executable else launcher[0]
 
 
 def thread_count(cpus: str, host: Host) -> int:
@@ -99,7 +110,7 @@ def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
     entry = CATALOGUE.get(settings.model)
     gguf = str(settings.data_dir / "models" / entry.gguf_name) if entry else "(no GGUF)"
     try:
-        server_binary(settings)
+        server_launcher(settings)
     except DragomanError as exc:
         gguf += f" ({exc.message})"
     tokenizer_dir = str(model_dir(settings.data_dir, settings.model))
@@ -288,7 +299,7 @@ async def open_llamacpp(
 
     from dragoman.models.prepare import gguf_path, resolve_model
 
-    binary = server_binary(settings)
+    launcher = server_launcher(settings)
     gguf = gguf_path(settings.model, settings.data_dir)
     tokenizer_dir = resolve_model(settings.model, settings.data_dir, "full")
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
@@ -298,7 +309,7 @@ async def open_llamacpp(
     log.info("engine for %s on %s: %s", label, host.label(), plan.summary())
     port = free_port()
     cmd = command(
-        binary,
+        launcher,
         gguf,
         port,
         alias=label,
@@ -311,7 +322,12 @@ async def open_llamacpp(
     server.start()
     try:
         await server.wait_healthy(START_TIMEOUT_SECONDS)
-        log.info("llama-server ready in %.1f s (%s)", time.monotonic() - started, gguf)
+        log.info(
+            "llama.cpp server ready in %.1f s (%s, %s)",
+            time.monotonic() - started,
+            gguf,
+            launcher_name(launcher),
+        )
         async with slot_client(server.url, settings.max_num_seqs) as c:
             yield LlamaCppTranslator(
                 c, server, settings, tokenizer, languages, prompt_format, label, plan

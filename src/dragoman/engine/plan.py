@@ -162,6 +162,40 @@ def choose_weights(setting: str, host: Host, gpu: bool, catalogued: bool) -> Cho
     )
 
 
+def choose_engine(
+    setting: str, host: Host, gpu: bool, *, gguf: bool, one_model: bool, llamacpp: bool
+) -> Choice:
+    """Which engine serves (`--architecture host`): vLLM's continuous batching, or llama.cpp
+    running the catalogue model's 4-bit GGUF as shipped (`llama-cpp`). Each wins where the
+    benchmarks say: vLLM where the CPU has native bf16 (or on a GPU), llama.cpp on CPUs without
+    it, where vLLM has only float32 (benchmarks/README.md, "Which engine on which host")."""
+    if setting != "host":
+        return Choice(setting, "set explicitly")
+    if gpu:
+        return Choice("continuous", "GPU: vLLM")
+    if host.native_bf16:
+        return Choice(
+            "continuous",
+            "CPU with native bf16: vLLM's batches in bf16 give twice llama.cpp's output at 16 "
+            "clients (llama.cpp answers one client sooner: --architecture llama-cpp)",
+        )
+    if not gguf:
+        return Choice("continuous", "not a catalogue model: no GGUF for llama.cpp")
+    if not one_model:
+        return Choice("continuous", "[[models]]: llama.cpp serves one model a server")
+    if not llamacpp:
+        return Choice(
+            "continuous",
+            "CPU without native bf16, where llama.cpp wins, but no llama.cpp server is installed "
+            "(the xllamacpp wheel of the `cpu` extra)",
+        )
+    return Choice(
+        "llama-cpp",
+        "CPU without native bf16: llama.cpp on the 4-bit GGUF outran vLLM's float32 at 1 and "
+        "16 clients (imitated AVX2 host, benchmarks/results/engine-choice-*)",
+    )
+
+
 def choose_threads(setting: str, host: Host) -> Choice:
     if setting != "host":
         named = {"reserve-one": "auto", "all": _cpu_list(host.usable_cpus)}

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from dragoman.engine import _llamacpp_process
+from dragoman.engine import _llamacpp_process, llamacpp_embedded
 from dragoman.engine._llamacpp_process import LlamaServerProcess, command
 from dragoman.engine.llamacpp import (
     LlamaCppTranslator,
-    server_binary,
+    server_launcher,
     slot_client,
     thread_count,
 )
@@ -224,7 +224,7 @@ async def test_health_of_an_exited_child_is_engine_dead() -> None:
 
 def test_command_gives_every_slot_the_context_on_localhost(tmp_path: Path) -> None:
     cmd = command(
-        tmp_path / "llama-server",
+        [str(tmp_path / "llama-server")],
         tmp_path / "m.gguf",
         8123,
         alias="m",
@@ -257,10 +257,57 @@ def test_threads_follow_the_plans_cpu_choice() -> None:
     assert thread_count("auto", host) == max(1, len(host.usable_cpus) - 1)
 
 
-def test_missing_binary_says_how_to_build_it(tmp_path: Path) -> None:
+def test_missing_server_says_how_to_get_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(llamacpp_embedded, "available", lambda: False)
     s = EngineSettings(data_dir=tmp_path)
-    with pytest.raises(DragomanError, match="build it with scripts/build-llama-cpp"):
-        server_binary(s)
+    with pytest.raises(DragomanError, match="install the prebuilt wheel") as exc:
+        server_launcher(s)
+    assert "scripts/build-llama-cpp" in exc.value.message
+
+
+def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.bench.llamacpp_build import binary
+    from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
+
+    named = tmp_path / "my-llama-server"
+    named.write_text("")
+    assert server_launcher(EngineSettings(data_dir=tmp_path, llama_server=named)) == [str(named)]
+    with pytest.raises(DragomanError, match="no such file"):
+        server_launcher(EngineSettings(data_dir=tmp_path, llama_server=tmp_path / "none"))
+    monkeypatch.setattr(llamacpp_embedded, "available", lambda: True)
+    assert server_launcher(EngineSettings(data_dir=tmp_path)) == [
+        sys.executable,
+        "-m",
+        "dragoman.engine.llamacpp_embedded",
+    ]
+    monkeypatch.setattr(llamacpp_embedded, "available", lambda: False)
+    built = binary(tmp_path, LLAMA_CPP_PYTHON_VERSION, "llama-server")
+    built.parent.mkdir(parents=True)
+    built.write_text("")
+    assert server_launcher(EngineSettings(data_dir=tmp_path)) == [str(built)]
+
+
+def test_embedded_server_takes_the_flags_the_command_writes(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    cmd = command(
+        ["launcher"],
+        tmp_path / "m.gguf",
+        8123,
+        alias="m",
+        threads=2,
+        slots=16,
+        max_model_len=2048,
+    )
+    args = llamacpp_embedded.parser().parse_args(cmd[1:])
+    p = llamacpp_embedded.params(args)
+    assert (p.model.path, p.port, p.hostnames) == (str(tmp_path / "m.gguf"), 8123, ["127.0.0.1"])
+    assert (p.n_parallel, p.n_ctx, p.cont_batching) == (16, 16 * 2048, True)
+    assert p.cpuparams.n_threads == p.cpuparams_batch.n_threads == 2
+    assert p.model_alias == {"m"} and p.ui is False
 
 
 def _wait_for(path: Path, seconds: float) -> None:

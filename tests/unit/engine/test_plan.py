@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dragoman.engine.plan import plan_engine
+from dragoman.engine.plan import Choice, choose_engine, plan_engine
 from dragoman.host import Host
 from dragoman.settings import EngineSettings
 
@@ -118,6 +118,7 @@ def test_cpu_with_vnni_keeps_full_weights_and_w8a8_is_opt_in() -> None:
     explicit = plan_engine(EngineSettings(weights="w8a8", dtype="bfloat16"), host(isa), gpu=False)
     assert (explicit.weights.value, explicit.dtype.value) == ("w8a8", "bfloat16")
 
+
 def test_cpu_without_vnni_keeps_full_weights() -> None:
     for isa in (("avx", "avx2"), ("avx2", "avx512f", "avx512bw")):
         plan = plan_engine(EngineSettings(), host(isa), gpu=False)
@@ -147,3 +148,17 @@ def test_w4a16_on_a_cpu_gets_bf16_activations_and_refuses_float32() -> None:
     assert "bf16 activations only" in plan.dtype.reason
     with pytest.raises(ValueError, match="w4a16 runs with bfloat16"):
         EngineSettings(weights="w4a16", dtype="float32")
+
+
+def test_engine_choice_follows_the_host() -> None:
+    avx2 = host()
+    bf16 = host(("avx", "avx2", "avx512f", "avx512_bf16"))
+    ok = {"gguf": True, "one_model": True, "llamacpp": True}
+    assert choose_engine("host", avx2, False, **ok).value == "llama-cpp"
+    assert choose_engine("host", bf16, False, **ok).value == "continuous"
+    assert choose_engine("host", avx2, True, **ok).value == "continuous"  # GPU
+    assert choose_engine("continuous", avx2, False, **ok) == Choice("continuous", "set explicitly")
+    assert choose_engine("llama-cpp", bf16, False, **ok).value == "llama-cpp"
+    for missing in ("gguf", "one_model", "llamacpp"):
+        choice = choose_engine("host", avx2, False, **{**ok, missing: False})
+        assert choice.value == "continuous", missing

@@ -32,7 +32,7 @@ def open_group(settings: ServeSettings, group: ModelGroup) -> AbstractAsyncConte
         from dragoman.engine.echo import open_echo
 
         return open_echo(group.key, group.languages, settings.echo_delay)
-    if settings.architecture != "continuous":
+    if settings.architecture not in ("continuous", "host"):  # Ray deploys vLLM's engine
         raise ValueError(f"architecture {settings.architecture!r} is not deployed on Ray")
     from dragoman.engine.vllm_engine import open_vllm
 
@@ -49,7 +49,7 @@ class ModelReplica:
     async def __init__(self, settings: ServeSettings, group: ModelGroup) -> None:  # type: ignore[misc]
         started = time.monotonic()
         self.group = group
-        if settings.architecture == "continuous":
+        if settings.architecture in ("continuous", "host"):
             from dragoman.models.catalogue import CATALOGUE
             from dragoman.models.prepare import prepare
 
