@@ -22,6 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from dragoman.engine.protocol import Quality
 from dragoman.models.catalogue import DEFAULT_MODEL
 
 
@@ -185,6 +186,19 @@ class ModelSpec(BaseModel):
     pairs: list[str] = []
     """Or exactly these pairs ("en-fr")."""
 
+    tier: Quality | None = None
+    """Quality tier: two entries may serve a pair in different tiers, and a request's `quality`
+    hint picks one. Default: the catalogue's tier for the model, else fast."""
+
+    default_for: list[str] = []
+    """Pairs ("en-ko", or "*" for all of its pairs) this entry translates when a request gives
+    no hint and another tier serves them too. Default: the catalogue's measured choice."""
+
+    def quality_tier(self) -> Quality:
+        from dragoman.models.catalogue import tier_of
+
+        return self.tier or tier_of(self.model)
+
     def prompt_format(self) -> Literal["chat", "few-shot"]:
         from dragoman.models.catalogue import CATALOGUE
 
@@ -262,7 +276,7 @@ class ServeSettings(EngineSettings):
 
     models: list[ModelSpec] = []
     """Several models in this server (config file `[[models]]`: name, model, prompt, languages
-    or pairs); each gets its own engine. Empty: one model, `--model`."""
+    or pairs, tier, default_for); each gets its own engine. Empty: one model, `--model`."""
 
     workers: int = Field(default=1, ge=1, le=8)
     """Worker processes (each with its own model copy) for the baseline architectures."""
@@ -359,7 +373,7 @@ class ServeSettings(EngineSettings):
                 f"({self.max_items}), or 0 for no bound: a full list could never be admitted"
             )
         if self.models:
-            self.model_routes()
+            self.model_routes()  # checks the tiers and the defaults too
         return self
 
     def admission_limit(self) -> int:
@@ -373,20 +387,17 @@ class ServeSettings(EngineSettings):
         return self.max_num_seqs * max(1, len(self.models))
 
     def model_routes(self) -> dict[tuple[str, str], str]:
-        """Pair -> model name; refuses duplicate names and pairs claimed twice."""
-        routes: dict[tuple[str, str], str] = {}
-        names = [m.name for m in self.models]
-        if len(set(names)) != len(names):
-            raise ValueError("models: names must be unique")
-        for spec in self.models:
-            for pair in spec.pair_list():
-                if pair in routes:
-                    raise ValueError(
-                        f"models: {pair[0]}-{pair[1]} is served by both {routes[pair]!r} "
-                        f"and {spec.name!r}"
-                    )
-                routes[pair] = spec.name
-        return routes
+        """Pair -> the model that translates it without a quality hint."""
+        from dragoman.models.tiers import default_routes
+
+        return default_routes(self.models)
+
+    def model_tiers(self) -> dict[tuple[str, str], dict[Quality, str]]:
+        """Pair -> tier -> model name; refuses duplicate names and a pair claimed twice in
+        one tier."""
+        from dragoman.models.tiers import tier_routes
+
+        return tier_routes(self.models)
 
 
 class TranslateSettings(EngineSettings):
@@ -431,7 +442,8 @@ class BenchSettings(EngineSettings):
     continuous-fp32 (float32 whatever the host), continuous-w8a8 (int8 weights), llama-cpp
     (dragoman on a managed llama-server), vllm-serve (vLLM's own OpenAI-compatible server, the
     peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
-    scripts/build-llama-cpp)."""
+    scripts/build-llama-cpp). `<architecture>@<model>` runs one on another model, so a
+    quality tier and --model compare within one run (continuous@qwen2.5-coder-1.5b-instruct)."""
 
     llama_threads: int | None = Field(default=None, ge=1)
     """Threads of the llama-server peer (-t). Default: every CPU this process may use."""

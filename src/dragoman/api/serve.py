@@ -43,7 +43,6 @@ def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
 
 def serve(settings: ServeSettings) -> None:
     from dragoman.engine.choice import resolve_architecture
-    from dragoman.engine.vllm_engine import open_vllm
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     langs = languages_for(settings.model, settings.languages)
@@ -59,31 +58,44 @@ def serve(settings: ServeSettings) -> None:
                 weights = weights_for(settings.model_copy(update={"model": model}))
                 prepare(model, settings.data_dir, weights=weights)  # instant when prepared
 
-    def factory() -> AbstractAsyncContextManager[Translator]:
-        if settings.architecture == "continuous" and settings.models:
+    log_request_ids()
+    run(settings, lambda: open_translator(settings, langs))
+
+
+def open_translator(
+    settings: ServeSettings, langs: tuple[str, ...]
+) -> AbstractAsyncContextManager[Translator]:
+    """The engine `settings` ask for, serving `langs` (one model), or the `[[models]]`."""
+    if settings.architecture == "continuous" and settings.models:
+        from dragoman.engine.multi import open_multi
+
+        return open_multi(settings)
+    if settings.architecture == "continuous":
+        from dragoman.engine.vllm_engine import open_vllm
+
+        entry = CATALOGUE.get(settings.model)
+        return open_vllm(settings, langs, entry.prompt if entry else "chat")
+    if settings.architecture == "llama-cpp":
+        from dragoman.engine.llamacpp import open_llamacpp
+
+        entry = CATALOGUE.get(settings.model)
+        return open_llamacpp(settings, langs, entry.prompt if entry else "chat")
+    if settings.architecture == "echo":
+        from dragoman.engine.echo import open_echo
+
+        if settings.models:  # each entry an echo under its own name: routing and tiers
             from dragoman.engine.multi import open_multi
 
-            return open_multi(settings)
-        if settings.architecture == "continuous":
-            entry = CATALOGUE.get(settings.model)
-            return open_vllm(settings, langs, entry.prompt if entry else "chat")
-        if settings.architecture == "llama-cpp":
-            from dragoman.engine.llamacpp import open_llamacpp
+            return open_multi(
+                settings,
+                lambda spec, languages, first: open_echo(spec.name, languages, settings.echo_delay),
+            )
+        return open_echo(f"echo:{settings.model}", langs, settings.echo_delay)
+    from dragoman.engine.baselines import open_baseline
 
-            entry = CATALOGUE.get(settings.model)
-            return open_llamacpp(settings, langs, entry.prompt if entry else "chat")
-        if settings.architecture == "echo":
-            from dragoman.engine.echo import open_echo
-
-            return open_echo(f"echo:{settings.model}", langs, settings.echo_delay)
-        from dragoman.engine.baselines import open_baseline
-
-        log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
-        batch = settings.architecture == "static-batch"
-        return open_baseline(settings, langs, settings.workers, batch)
-
-    log_request_ids()
-    run(settings, factory)
+    log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
+    batch = settings.architecture == "static-batch"
+    return open_baseline(settings, langs, settings.workers, batch)
 
 
 def _check_llamacpp(settings: ServeSettings) -> None:

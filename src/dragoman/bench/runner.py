@@ -86,44 +86,44 @@ class Bench:
         self.logs = self.out / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
 
-    def _budget(self) -> Any:
+    def _budget(self, s: BenchSettings) -> Any:
         from transformers import AutoTokenizer
 
         from dragoman.engine.prompts import PromptBuilder
         from dragoman.engine.vllm_engine import loaded_model_path
 
-        tok = AutoTokenizer.from_pretrained(loaded_model_path(self.s))
-        pb = PromptBuilder(tok, self.s.max_model_len, self.s.output_ratio, self.s.max_output_tokens)
+        tok = AutoTokenizer.from_pretrained(loaded_model_path(s))
+        pb = PromptBuilder(tok, s.max_model_len, s.output_ratio, s.max_output_tokens)
         return lambda item: pb.build(item.text, item.source, item.target)[1]
 
-    def launch(self, arch: str) -> tuple[Launched, Target]:
+    def launch(self, name: str) -> tuple[Launched, Target]:
+        """An architecture, or `<architecture>@<model>`: the same on another model (a quality
+        tier beside the run's --model, so the two compare within one run)."""
         from dragoman.bench.servers import engine_flags
         from dragoman.engine.vllm_engine import loaded_model_path
 
+        arch, _, model = name.partition("@")
+        s = self.s.model_copy(update={"model": model}) if model else self.s
         if arch == PEER:
-            path = loaded_model_path(self.s)  # the same weights dragoman loads
-            server = launch_vllm_serve(self.logs, path, self.s)
+            path = loaded_model_path(s)  # the same weights dragoman loads
+            server = launch_vllm_serve(self.logs, path, s)
             target: Target = OpenAITarget(
-                server.url, self.s.model, self._budget(), self.s.repetition_penalty
+                server.url, s.model, self._budget(s), s.repetition_penalty
             )
             return server, target
         if arch == "llama-server":
             from dragoman.bench.llamacpp import LlamaServerTarget, launch_llama_server
             from dragoman.models.prepare import gguf_path
 
-            gguf = gguf_path(self.s.model, self.s.data_dir)
-            server = launch_llama_server(self.logs, gguf, self.s)
+            gguf = gguf_path(s.model, s.data_dir)
+            server = launch_llama_server(self.logs, gguf, s)
             target = LlamaServerTarget(
-                server.url,
-                self.s.model,
-                self._budget(),
-                self.s.repetition_penalty,
-                self.s.max_model_len,
+                server.url, s.model, self._budget(s), s.repetition_penalty, s.max_model_len
             )
             return server, target
         mode, workers, changes = ARCHITECTURES[arch]
         flags = [
-            *engine_flags(self.s.model_copy(update=changes)),
+            *engine_flags(s.model_copy(update=changes)),
             "--architecture",
             mode,
             "--workers",
@@ -168,7 +168,7 @@ class Bench:
     async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
         task = bar.add_task(f"{arch}: starting", total=None)
         server, target = await asyncio.to_thread(self.launch, arch)
-        if arch not in PEERS:
+        if arch.partition("@")[0] not in PEERS:
             announce(self.console, server.url, self.s.open_dashboard)
         runs = []
         try:

@@ -20,7 +20,7 @@ def verdicts(results: dict[str, Any], max_num_seqs: int) -> list[str]:
     # The other ways dragoman runs, each against llama-server in the same run (issue 15).
     others = [
         v for arch in OTHER_ENGINES for v in _llama_verdicts(results, _closed(results, arch), arch)
-    ]
+    ] + _model_ratios(results)
     cont = _closed(results, "continuous")
     if not cont:
         return others
@@ -83,6 +83,27 @@ def _llama_verdicts(
                 f"{name} vs {other} at c=16: {_tok(mine):.1f} vs {_tok(theirs):.1f} output "
                 f"tok/s, p99 {p99:.2f} vs {their_p99:.2f} s (target: tok/s no lower, p99 no "
                 f"higher): {'MET' if met else 'MISSED'}"
+            )
+    return out
+
+
+def _model_ratios(results: dict[str, Any]) -> list[str]:
+    """Each `<architecture>@<model>` against the same architecture on the run's model, level by
+    level: what a quality tier costs in throughput (figures, not a target)."""
+    out: list[str] = []
+    names = sorted({r["architecture"] for r in results["runs"] if "@" in r["architecture"]})
+    for name in names:
+        base = name.partition("@")[0]
+        for mine in _closed(results, name):
+            theirs = _at(_closed(results, base), mine["concurrency"])
+            if not theirs or _tok(theirs) <= 0 or theirs["summary"]["rps"] <= 0:
+                continue
+            a, b = mine["summary"], theirs["summary"]
+            out.append(
+                f"{name} vs {base} ({results['meta'].get('model')}) at c={mine['concurrency']:g}: "
+                f"{_tok(mine) / _tok(theirs):.2f}x output tok/s ({_tok(mine):.1f} vs "
+                f"{_tok(theirs):.1f}), {a['rps'] / b['rps']:.2f}x req/s, p50 "
+                f"{a['latency_p50_s']:.2f} vs {b['latency_p50_s']:.2f} s"
             )
     return out
 

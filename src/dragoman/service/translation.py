@@ -2,7 +2,8 @@
 the request against the model and settings; check the caller's per-key limits; detect the
 language of each text when the source is not given; admit it whole or refuse it (admission
 control); then send every text to the engine as its own concurrent request, within the
-request's deadline, an identical text already in flight joining that one (coalescing). Texts
+request's deadline, an identical text already in flight joining that one (coalescing). Where
+the server hosts quality tiers, the request's `quality` hint picks the model of each pair. Texts
 with no letters, and texts already in the target language, come back as they are, with no
 engine work. Surfaces map its results and errors to their shapes."""
 
@@ -16,7 +17,14 @@ from dataclasses import dataclass
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
-from dragoman.engine.protocol import FinishReason, Terms, Translation, Translator
+from dragoman.engine.protocol import (
+    FinishReason,
+    Quality,
+    Terms,
+    Tiered,
+    Translation,
+    Translator,
+)
 from dragoman.errors import (
     DeadlineExceeded,
     DragomanError,
@@ -25,6 +33,7 @@ from dragoman.errors import (
 )
 from dragoman.languages import check_code, check_pair
 from dragoman.metrics import Metrics
+from dragoman.models.catalogue import tier_of
 from dragoman.service.admission import Admission, Ticket
 from dragoman.service.cache import TranslationCache
 from dragoman.service.coalesce import Coalescer
@@ -49,6 +58,8 @@ class Translated:
     """Per text, when the source was detected."""
     missed_terms: list[list[str]] | None = None
     """Per text, with a glossary: source terms whose target term the translation lacks."""
+    quality: Quality | None = None
+    """The tier of `model` (None when no text needed the engine)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -142,8 +153,10 @@ class TranslationService:
         caller: Caller,
         deadline: Deadline,
         options: TextOptions = PLAIN,
+        quality: Quality | None = None,
     ) -> Translated:
-        """Translate `texts` from `source` (None: detect each text's) into `target`."""
+        """Translate `texts` from `source` (None: detect each text's) into `target`, on the
+        `quality` tier's model where the server hosts tiers (None: each pair's default)."""
         self.admission.check_open()  # a draining server says so before anything else
         translator = self._translator()
         self._check(texts, source, target, translator)
@@ -166,7 +179,13 @@ class TranslationService:
         engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
         glossary = options.glossary
         jobs = [
-            (u, sources[i] or "", target, terms_in(u, glossary))
+            (
+                _engine(translator, sources[i] or "", target, quality),
+                u,
+                sources[i] or "",
+                target,
+                terms_in(u, glossary),
+            )
             for i, p in plans.items()
             for u, go in zip(p.units, engine[i], strict=True)
             if go
@@ -188,7 +207,7 @@ class TranslationService:
         done: list[Translation] = []
         if ticket is not None:
             try:
-                done = await self._fan_out(translator, jobs, ticket, held, deadline)
+                done = await self._fan_out(jobs, ticket, held, deadline)
             finally:
                 ticket.release()
         results = [unchanged(t) for t in texts]
@@ -211,14 +230,21 @@ class TranslationService:
             if r.inference_seconds > 0:  # unchanged texts and cache hits cost no engine time
                 self.metrics.queue_time.observe(r.queue_seconds)
                 self.metrics.inference_time.observe(r.inference_seconds)
-        model = translator.model_for(next((s for s in sources if s), target), target)
+        # The answer names the model of its first translated text.
+        answering = jobs[0][0] if jobs else translator
+        model = answering.model_for(next((s for s in sources if s), target), target)
+        tier: Quality | None = None
+        if jobs and isinstance(translator, Tiered):
+            tier = translator.tier_of(model)
+        elif jobs:
+            tier = tier_of(self.settings.model)
         missed_terms = None
         if glossary:
             missed_terms = [
                 missed(t, r.text, glossary) for t, r in zip(texts, results, strict=True)
             ]
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
-        return Translated(results, model, sources, detections, missed_terms)
+        return Translated(results, model, sources, detections, missed_terms, tier)
 
     async def _unit(
         self, translator: Translator, text: str, source: str, target: str, terms: Terms
@@ -239,8 +265,7 @@ class TranslationService:
 
     async def _fan_out(
         self,
-        translator: Translator,
-        jobs: list[tuple[str, str, str, Terms]],
+        jobs: list[tuple[Translator, str, str, str, Terms]],
         ticket: Ticket,
         held: int,
         deadline: Deadline,
@@ -249,11 +274,13 @@ class TranslationService:
         places = asyncio.Semaphore(held)
         waiting = len(jobs)
 
-        async def one(text: str, source: str, target: str, terms: Terms) -> Translation:
+        async def one(
+            engine: Translator, text: str, source: str, target: str, terms: Terms
+        ) -> Translation:
             nonlocal waiting
             async with places:
                 waiting -= 1
-                result = await self._unit(translator, text, source, target, terms)
+                result = await self._unit(engine, text, source, target, terms)
             if waiting == 0:
                 ticket.done_one()  # nothing left to take the place: it frees
             return result
@@ -279,6 +306,16 @@ class TranslationService:
         finally:
             self.metrics.aborted.inc(sum(t.cancelled() for t in tasks))
         return [task.result() for task in tasks]
+
+
+def _engine(
+    translator: Translator, source: str, target: str, quality: Quality | None
+) -> Translator:
+    """The model that translates this pair: the hinted tier's where the server has tiers (a
+    tier not loaded for the pair falls back to the pair's default), else the one model."""
+    if isinstance(translator, Tiered):
+        return translator.choose(source, target, quality)
+    return translator
 
 
 def combine(text: str, parts: list[Translation]) -> Translation:

@@ -90,6 +90,22 @@ def test_verdicts_skip_the_5x_target_on_a_host_with_native_bf16() -> None:
     assert legacy and "applies to hosts without native bf16" in legacy[0]
 
 
+def test_verdicts_give_another_model_throughput_as_a_ratio_of_the_same_architecture() -> None:
+    tier = "continuous@qwen2.5-coder-1.5b-instruct"
+    results = {
+        **RESULTS,
+        "meta": {**RESULTS["meta"], "model": "qwen2.5-coder-0.5b-instruct"},
+        "runs": [*RESULTS["runs"], run(tier, 1, 0.3), run(tier, 25, 1.85)],
+    }
+    v = [x for x in verdicts(results, 16) if x.startswith(tier)]
+    assert v == [
+        f"{tier} vs continuous (qwen2.5-coder-0.5b-instruct) at c=1: 0.50x output tok/s "
+        "(9.0 vs 18.0), 0.50x req/s, p50 1.00 vs 1.00 s",
+        f"{tier} vs continuous (qwen2.5-coder-0.5b-instruct) at c=25: 0.50x output tok/s "
+        "(55.5 vs 111.0), 0.50x req/s, p50 1.00 vs 1.00 s",
+    ]
+
+
 def test_write_makes_json_markdown_and_plots(tmp_path: Path) -> None:
     results = {**RESULTS, "verdicts": verdicts(RESULTS, 16)}
     paths = report.write(results, tmp_path)

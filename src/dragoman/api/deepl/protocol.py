@@ -9,8 +9,13 @@ Options the model cannot honour, decided one by one:
   default with tag_handling=html; "0" the text whole, cut only when too long for the model),
   `tag_handling` (html, xml: tags kept, text between them translated; malformed XML is 400
   "Tag handling parsing failed"), `ignore_tags` (a list, or comma separated in a form);
+- honoured: `model_type`, as the quality hint where the server hosts tiers:
+  `latency_optimized` the fast tier, `quality_optimized` and `prefer_quality_optimized` the best
+  tier. Both fall back to the pair's default where it has no best tier (DeepL refuses
+  `quality_optimized` there; here the text is served and `model_type_used`, in each
+  translation, says which tier translated); another value is 400;
 - accepted and ignored (they change nothing the model does, or DeepL itself ignores them where
-  unsupported): `context`, `preserve_formatting`, `show_billed_characters`, `model_type`,
+  unsupported): `context`, `preserve_formatting`, `show_billed_characters`,
   `outline_detection`, `tag_handling_version`, `formality` = default | prefer_more |
   prefer_less, and unknown keys (`extra_body_parameters`);
 - honoured: `glossary_id` (or `glossary_ids`: their entries merged), with `source_lang`, as
@@ -28,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dragoman.api.errors import describe_errors
+from dragoman.engine.protocol import Quality
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
 from dragoman.service.documents import TextOptions
@@ -47,6 +53,12 @@ _REFUSED = {
     "translation_memory_id": "translation memories are not supported by this server",
 }
 _FORMALITY_IGNORED = {"default", "prefer_more", "prefer_less"}
+ModelType = Literal["latency_optimized", "quality_optimized", "prefer_quality_optimized"]
+_QUALITY: dict[str, Quality] = {
+    "latency_optimized": "fast",
+    "quality_optimized": "best",
+    "prefer_quality_optimized": "best",
+}
 
 
 def from_deepl(code: str, field: str) -> str:
@@ -82,6 +94,9 @@ class DeepLTranslateRequest(BaseModel):
         description="1: sentences and newlines (default); nonewlines (default with html); 0.",
     )
     tag_handling: Literal["html", "xml"] | None = None
+    model_type: ModelType | None = Field(
+        default=None, description="latency_optimized: the fast tier; the others the best."
+    )
     glossary_id: str | None = None
     glossary_ids: list[str] = Field(default_factory=list)
     ignore_tags: list[str] = Field(default_factory=list)
@@ -100,10 +115,14 @@ class DeepLTranslateRequest(BaseModel):
             if t.strip()
         ]
 
-    @field_validator("tag_handling", mode="before")
+    @field_validator("tag_handling", "model_type", mode="before")
     @classmethod
     def _handling(cls, value: object) -> object:
         return None if value == "" else value
+
+    @property
+    def quality(self) -> Quality | None:
+        return None if self.model_type is None else _QUALITY[self.model_type]
 
     @field_validator("split_sentences", mode="before")
     @classmethod
@@ -120,6 +139,13 @@ class DeepLTranslation(BaseModel):
     detected_source_language: str
     text: str
     billed_characters: int
+    model_type_used: ModelType | None = Field(
+        default=None, description="With model_type: the tier that translated."
+    )
+
+
+def model_type_used(quality: Quality | None) -> ModelType:
+    return "quality_optimized" if quality == "best" else "latency_optimized"
 
 
 class DeepLTranslateResponse(BaseModel):

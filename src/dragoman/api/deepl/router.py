@@ -44,6 +44,7 @@ CallerDep = Annotated[Caller, Depends(deepl_caller)]
 @router.post(
     "/translate",
     response_model=DeepLTranslateResponse,
+    response_model_exclude_none=True,
     responses=_ERRORS,  # type: ignore[arg-type]
     openapi_extra=body_schema(DeepLTranslateRequest),
 )

@@ -13,6 +13,7 @@ from dragoman.api.deepl.protocol import (
     DeepLTranslation,
     DeepLUsage,
     from_deepl,
+    model_type_used,
     options_of,
     parse_translate,
     target_codes,
@@ -56,7 +57,8 @@ async def translate(
                 )
             terms += g.entries
         options = replace(options, glossary=tuple(terms))
-    out = await service.translate(req.text, source, target, caller, deadline, options)
+    out = await service.translate(req.text, source, target, caller, deadline, options, req.quality)
+    used = None if req.model_type is None else model_type_used(out.quality)
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(
@@ -64,6 +66,7 @@ async def translate(
                 detected_source_language=to_deepl(src or target),
                 text=r.text,
                 billed_characters=len(text),
+                model_type_used=used,
             )
             for text, r, src in zip(req.text, out.results, out.sources, strict=True)
         ]

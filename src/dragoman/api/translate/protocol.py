@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from dragoman.engine.protocol import FinishReason
+from dragoman.engine.protocol import FinishReason, Quality
 
 
 class TranslateRequest(BaseModel):
@@ -38,6 +38,12 @@ class TranslateRequest(BaseModel):
         description='Terms to translate so: {"source term": "target term"}. Each sentence '
         "holding a term is sent with it; `glossary_missed` says which the model did not use.",
         examples=[{"save": "enregistrer"}],
+    )
+    quality: Quality | None = Field(
+        default=None,
+        description="Where the server hosts two models for the pair (quality tiers): fast "
+        "or best picks one; absent, the pair's default. A tier the server does not have for "
+        "the pair falls back to the model that serves it; `model` says which translated.",
     )
     timeout: float | None = Field(
         default=None,
@@ -122,6 +128,11 @@ class PairInfo(BaseModel):
     source: str
     target: str
     model: str
+    tiers: dict[Quality, str] | None = Field(
+        default=None,
+        description="Where two models serve the pair: each quality tier's model (`model` is "
+        "the one a request without a hint gets).",
+    )
 
 
 class LanguagesResponse(BaseModel):

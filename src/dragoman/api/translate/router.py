@@ -54,10 +54,19 @@ async def translate(
 async def languages(translator: TranslatorDep) -> LanguagesResponse:
     """The languages the loaded model serves, as ISO 639-1 codes with English names."""
     pairs = getattr(translator, "pairs", None)
+    tiers = getattr(translator, "tiers", {})
     return LanguagesResponse(
         model=translator.model_name,
         languages=[Language(code=c, name=NAMES[c]) for c in translator.languages],
         pairs=None
         if pairs is None
-        else [PairInfo(source=s, target=t, model=m) for (s, t), m in sorted(pairs.items())],
+        else [
+            PairInfo(
+                source=s,
+                target=t,
+                model=m,
+                tiers=tiers[(s, t)] if len(tiers.get((s, t), {})) > 1 else None,
+            )
+            for (s, t), m in sorted(pairs.items())
+        ],
     )

@@ -34,6 +34,7 @@ async def translate(
             markup=None if req.format == "text" else req.format,
             glossary=check_entries(tuple((req.glossary or {}).items())),
         ),
+        req.quality,
     )
     results = out.results
     return TranslateResponse(
