@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from dragoman.deploy.ray.groups import model_groups, replica_resources
+from dragoman.engine import vllm_engine
 from dragoman.host import Host
+from dragoman.models.prepare import READY_MARKER
 from dragoman.settings import ModelSpec, ServeSettings
 
 HOST = Host(
@@ -29,6 +34,26 @@ def test_each_group_is_a_deployment_named_after_its_model() -> None:
     assert gemma.deployment == "model-gemma"
     (echo,) = model_groups(ServeSettings(architecture="echo"))
     assert echo.deployment == "model-echo-qwen2.5-coder-0.5b-instruct"
+
+
+def test_root_is_the_form_of_weights_the_engine_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vllm_engine, "is_cpu_platform", lambda: True)  # no vLLM to import
+    for form in ("gemma-3-270m", "gemma-3-270m.w8a8"):
+        prepared = tmp_path / "models" / form
+        prepared.mkdir(parents=True)
+        (prepared / "config.json").write_text("{}")
+        (prepared / READY_MARKER).write_text("")
+    gemma = ModelSpec(name="gemma", model="gemma-3-270m", pairs=["en-fr"])
+    w8a8 = ServeSettings(data_dir=tmp_path, models=[gemma], weights="w8a8")
+    (group,) = model_groups(w8a8)
+    assert group.root(w8a8) == str(tmp_path / "models" / "gemma-3-270m.w8a8")
+    full = w8a8.model_copy(update={"weights": "full"})
+    assert group.root(full) == str(tmp_path / "models" / "gemma-3-270m")
+    # Not prepared on this node: the ingress still starts, naming the model.
+    w4a16 = w8a8.model_copy(update={"weights": "w4a16"})
+    assert group.root(w4a16) == "gemma-3-270m"
 
 
 def test_replica_cpus_follow_the_engine_threads_on_this_host() -> None:

@@ -21,15 +21,17 @@ class ModelGroup(groups.ModelGroup):
         return "model-" + re.sub(r"[^A-Za-z0-9._-]+", "-", self.key)
 
     def root(self, settings: ServeSettings) -> str:
-        """Where the weights live (what /v1/models reports as `root`), without loading them."""
-        from dragoman.models.catalogue import CATALOGUE
-        from dragoman.models.prepare import model_dir
+        """What the group's engine loads, in the form of weights it picks (what /v1/models
+        reports as `root`), without loading it."""
+        from dragoman.engine.vllm_engine import loaded_model_path
+        from dragoman.errors import ModelError
 
         if settings.architecture == "echo":
             return self.key
-        if self.model in CATALOGUE:
-            return str(model_dir(settings.data_dir, self.model))
-        return self.model
+        try:
+            return loaded_model_path(settings.model_copy(update={"model": self.model}))
+        except ModelError:  # not prepared on this node (yet): its replicas prepare it
+            return self.model
 
 
 def model_groups(settings: ServeSettings) -> list[ModelGroup]:
