@@ -139,7 +139,7 @@ def prepare(
     final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
     try:
-        gguf = assemble(entry, work / entry.gguf_name, progress)
+        gguf = _cached_gguf(entry, data_dir) or assemble(entry, work / entry.gguf_name, progress)
         if not is_prepared(full):
             progress("convert", 0, 1)
             out = work / "hf"
@@ -176,9 +176,10 @@ def gguf_path(name: str, data_dir: Path, progress: Progress = _no_progress) -> P
     entry = CATALOGUE.get(name)
     if entry is None:
         raise ModelError(f"{name!r} is not in the catalogue; only catalogue models ship a GGUF")
+    cached = _cached_gguf(entry, data_dir)
+    if cached is not None:
+        return cached
     final = data_dir / "models" / entry.gguf_name
-    if final.is_file() and final.stat().st_size == entry.size:
-        return final
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{entry.gguf_name}-", dir=final.parent)
     os.close(fd)
@@ -188,3 +189,10 @@ def gguf_path(name: str, data_dir: Path, progress: Progress = _no_progress) -> P
     finally:
         Path(tmp).unlink(missing_ok=True)
     return final
+
+
+def _cached_gguf(entry: CatalogueModel, data_dir: Path) -> Path | None:
+    """The GGUF `gguf_path` keeps, if it is there. Only an assembled and checked file is
+    renamed to that name, so its size is the check left to make."""
+    path = data_dir / "models" / entry.gguf_name
+    return path if path.is_file() and path.stat().st_size == entry.size else None

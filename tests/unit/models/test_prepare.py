@@ -132,6 +132,55 @@ def test_prepare_quantized_makes_the_full_weights_first_and_keeps_both(
     assert sorted(p.name for p in (data / "models").iterdir()) == ["tiny", "tiny.w8a8"]
 
 
+def test_prepare_quantized_reads_the_cached_gguf_instead_of_assembling_again(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.models import quantize
+
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    data = tmp_path / "data"
+    cached = prep.gguf_path("tiny", data)
+    read: list[Path] = []
+
+    def fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        read.append(gguf)
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    def fake_quantize(gguf: Path, prepared: Path, out: Path, form: str) -> None:
+        read.append(gguf)
+        out.mkdir()
+        (out / "config.json").write_text('{"quantization_config": {}}')
+
+    def no_assembly(*args: object) -> Path:
+        raise AssertionError("assembled again though the GGUF is cached")
+
+    monkeypatch.setattr(prep, "convert_gguf", fake_convert)
+    monkeypatch.setattr(quantize, "quantize", fake_quantize)
+    monkeypatch.setattr(prep, "assemble", no_assembly)
+    prep.prepare("tiny", data)
+    assert prep.prepare("tiny", data, weights="w8a8") == data / "models" / "tiny.w8a8"
+    assert read == [cached, cached]
+    assert cached.read_bytes() == bytes(range(256)) * 100  # kept, for llama.cpp
+
+
+def test_prepare_assembles_again_when_the_cached_gguf_is_not_whole(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    data = tmp_path / "data"
+    (data / "models").mkdir(parents=True)
+    (data / "models" / "tiny.gguf").write_bytes(b"cut short")
+
+    def fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        assert gguf.read_bytes() == bytes(range(256)) * 100
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setattr(prep, "convert_gguf", fake_convert)
+    assert prep.is_prepared(prep.prepare("tiny", data))
+
+
 def test_resolve_model_unprepared_quantized_form_names_the_flag(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="run `dragoman model prepare --weights w8a8`"):
         prep.resolve_model("qwen2.5-coder-0.5b-instruct", tmp_path, "w8a8")
