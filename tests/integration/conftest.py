@@ -1,8 +1,13 @@
 """The integration tier: a real `dragoman serve` process with the real vLLM engine on the real
-default model, on 127.0.0.1. One server per session; its start-up is observed on the way."""
+default model, on 127.0.0.1. One server per session; its start-up is observed on the way.
+
+`dragoman serve` picks its engine by host (`--architecture host`: llama.cpp on CPUs without
+native bf16), so the servers these tests start are pinned to vLLM on every host; the llama.cpp
+tests ask for theirs by name (a flag beats this environment variable)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -10,6 +15,8 @@ import httpx
 import pytest
 
 from dragoman.bench.servers import Launched, launch_dragoman
+
+os.environ.setdefault("DRAGOMAN_ARCHITECTURE", "continuous")
 
 
 @pytest.fixture(scope="session")

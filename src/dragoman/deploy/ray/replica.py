@@ -60,7 +60,11 @@ class ModelReplica:
             os.environ.pop("OMP_NUM_THREADS", None)
 
             if group.model in CATALOGUE:  # instant when prepared; a fresh node prepares it
-                await asyncio.to_thread(prepare, group.model, settings.data_dir)
+                from dragoman.engine.vllm_engine import weights_for
+
+                # The form the engine will load (--weights w8a8 needs its own directory).
+                weights = weights_for(settings.model_copy(update={"model": group.model}))
+                await asyncio.to_thread(prepare, group.model, settings.data_dir, weights=weights)
         stack = AsyncExitStack()
         self._translator: Translator = await stack.enter_async_context(open_group(settings, group))
         self._stack: AsyncExitStack | None = stack
