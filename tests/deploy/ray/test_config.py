@@ -38,6 +38,8 @@ def server_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.write_text(SERVER_TOML)
     # `--config` sets DRAGOMAN_CONFIG for the process (cli.py); set here, it is undone after.
     monkeypatch.setenv("DRAGOMAN_CONFIG", str(path))
+    # The file's settings, not the integration tier's pin of the engine (environment beats file).
+    monkeypatch.delenv("DRAGOMAN_ARCHITECTURE", raising=False)
     return path
 
 
