@@ -1,7 +1,9 @@
 """The guard against degenerate repetition, on World English Bible verses that sent this model
 into loops when decoded greedily to Korean and Japanese (found by probing 48 verses each; with
 plain greedy 5 Korean and 3 Japanese outputs looped, e.g. "그의 봉이 봉을 높이고, " repeated
-to the token cap)."""
+to the token cap). The few-shot prompt stopped those loops on this host; the verses marked
+below loop with it (found by probing 64 Psalms to each and the sentences of the eval's
+paragraphs the guard cut)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,14 @@ TRIGGERS = {
         "keeps an oath even when it hurts, and doesn't change;",
         "Let the enemy pursue my soul, and overtake it; Yes, let him tread my life down to the "
         "earth, And lay my glory in the dust. Selah.",
+        # These loop with the few-shot prompt.
+        "Arise, Yahweh! Save me, my God! For you have struck all of my enemies on the cheek "
+        "bone. You have broken the teeth of the wicked.",
+        "But know that Yahweh has set apart for himself him who is godly: Yahweh will hear when "
+        "I call to him.",
+        "From the lips of babes and infants you have established strength, Because of your "
+        "adversaries, that you might silence the enemy and the avenger.",
+        "She took dough, and kneaded it, and made cakes in his sight, and did bake the cakes.",
     ],
     "ja": [
         "But let all those who take refuge in you rejoice, Let them always shout for joy, "
@@ -34,6 +44,18 @@ TRIGGERS = {
         "the nations. A people whom I have not known shall serve me.",
         "Their voice has gone out through all the earth, Their words to the end of the world. "
         "In them he has set a tent for the sun,",
+        # These loop with the few-shot prompt.
+        "The children of Reuben, and the children of Gad, and the half-tribe of Manasseh, passed "
+        "over armed before the children of Israel, as Moses spoke to them: about forty thousand "
+        "ready armed for war passed over before Yahweh to battle, to the plains of Jericho.",
+        "The people served Yahweh all the days of Joshua, and all the days of the elders who "
+        "outlived Joshua, who had seen all the great work of Yahweh that he had worked for Israel.",
+    ],
+    "de": [
+        # This loops with the few-shot prompt.
+        "The Lord is not slow concerning his promise, as some count slowness; but is "
+        "longsuffering towards us, not wishing that any should perish, but that all should come "
+        "to repentance.",
     ],
 }
 # Three back-to-back copies of anything from a short word to a whole sentence or line.
@@ -44,7 +66,9 @@ PREAMBLE = re.compile(r"\A[^\n]{0,80}[:：]\s*\n")
 
 async def test_looping_inputs_end_bounded_and_without_repeats(client: httpx.AsyncClient) -> None:
     reasons: list[str] = []
-    for target, texts in TRIGGERS.items():
+    # At most 8 texts a request (the server's max_items).
+    batches = [(t, ts[i : i + 8]) for t, ts in TRIGGERS.items() for i in range(0, len(ts), 8)]
+    for target, texts in batches:
         r = await client.post(
             "/v1/translate", json={"text": texts, "source_lang": "en", "target_lang": target}
         )
@@ -56,9 +80,10 @@ async def test_looping_inputs_end_bounded_and_without_repeats(client: httpx.Asyn
             assert not THREE_COPIES.search(text), text
             assert not PREAMBLE.match(text), text
             assert "\n" not in text, text  # a one-line source: later lines are commentary
-            # Never past the budget (3 x the text's tokens + 16; the prompt adds ~30 tokens to
-            # input_tokens). A loop is cut where it starts, far below it.
-            assert item["output_tokens"] <= 3 * item["input_tokens"], item
+            # Never past the budget (3 x the text's tokens + 16; these verses run under 2 tokens
+            # a word, and input_tokens counts the prompt's examples too). A loop is cut where it
+            # starts, far below it.
+            assert item["output_tokens"] <= 6 * len(src.split()) + 16, item
             if item["finish_reason"] == "repetition":
                 assert item["output_tokens"] < 2 * len(src.split()) + 40, item
     # Which verses loop depends on the CPU's arithmetic (bf16 or float32, the ISA), but some
