@@ -37,6 +37,7 @@ class Piece:
 
 # A list item's marker is layout, not text: it stays as it is ("- ", "* ", "• ", "1. ", "2) ").
 _BULLET = re.compile(r"(?:[-*•·–]|\d{1,3}[.)])[ \t]+(?=\S)")
+_BULLET_ONLY = re.compile(r"\s*\d{1,3}[.)][ \t]+")
 
 
 def _piece(raw: str) -> Piece:
@@ -71,6 +72,18 @@ def _cut(core: str, max_chars: int) -> list[str]:
     return parts
 
 
+def _merge_markers(raws: list[str]) -> list[str]:
+    """A piece that is only a list marker ("1. " at a line start, which sentencex ends as a
+    sentence) joins the next, so the marker stays layout and is never an engine request."""
+    out: list[str] = []
+    for raw in raws:
+        if out and _BULLET_ONLY.fullmatch(out[-1]):
+            out[-1] += raw
+        else:
+            out.append(raw)
+    return out
+
+
 def _merge_soft_breaks(raws: list[str]) -> list[str]:
     """nonewlines: a piece that ends at a newline without ending a sentence joins the next."""
     out: list[str] = []
@@ -93,6 +106,7 @@ def split(
             raws = _merge_soft_breaks(list(sentencex.segment(language, text)))
         else:  # every line on its own, then its sentences
             raws = [s for line in _LINES.split(text) for s in sentencex.segment(language, line)]
+        raws = _merge_markers(raws)
     pieces: list[Piece] = []
     for raw in raws:
         piece = _piece(raw)
