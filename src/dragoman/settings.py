@@ -22,7 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from dragoman.engine.protocol import Quality
+from dragoman.engine.protocol import ContextMode, Quality
 from dragoman.models.catalogue import DEFAULT_MODEL
 
 
@@ -252,6 +252,11 @@ class ServeSettings(EngineSettings):
     min_split_chars: int = Field(default=200, ge=0)
     """Texts up to this long with no newline are translated whole; longer ones sentence by
     sentence, concurrently."""
+
+    sentence_context: ContextMode = "off"
+    """Show each sentence of a cut-up text its neighbours as context, not to translate:
+    previous (the sentence before), both (and the one after), off. A request's `context`
+    overrides it (native /v1/translate). Measured: benchmarks/README.md, "Neighbour context"."""
 
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""

@@ -75,6 +75,42 @@ def _request(text: str, source: str, target: str, notes: str = "") -> str:
     )
 
 
+class InContext(str):
+    """A sentence of a longer text with its neighbours, which the prompt shows the model as
+    context, not to translate. It is the sentence everywhere else (cache and coalescing keys,
+    guards, logs): every engine builds its prompt with `PromptBuilder.build`, so it reaches
+    each of them without another parameter."""
+
+    before: str
+    after: str
+
+    def __new__(cls, text: str, before: str = "", after: str = "") -> InContext:
+        self = super().__new__(cls, text)
+        self.before, self.after = before, after
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:  # keeps the neighbours across processes
+        return (InContext, (str(self), self.before, self.after))
+
+
+def context_note(before: str, after: str) -> str:
+    """The neighbours as the last request shows them: after the shared examples (the prefix
+    every request of the pair caches stays the same), marked as not to translate."""
+    lines = []
+    if before:
+        lines.append(f"Before it: {before}")
+    if after:
+        lines.append(f"After it: {after}")
+    if not lines:
+        return ""
+    shown = "\n".join(lines)
+    return (
+        " It is one sentence of a longer text; the sentences around it are shown only to help"
+        " you, do not translate them.\n\n"
+        f"{shown}\n\nTranslate only this:"
+    )
+
+
 def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> list[dict[str, str]]:
     messages = [{"role": "system", "content": SYSTEM}]
     if source in EXAMPLES and target in EXAMPLES:
@@ -82,6 +118,8 @@ def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> lis
             messages.append({"role": "user", "content": _request(shown, source, target)})
             messages.append({"role": "assistant", "content": answer})
     notes = hints(text) + glossary_hint(terms)
+    if isinstance(text, InContext):
+        notes += context_note(text.before, text.after)
     messages.append({"role": "user", "content": _request(text, source, target, notes)})
     return messages
 
@@ -161,8 +199,15 @@ class PromptBuilder:
         ids = self.prompt_ids(text, source, target, terms)
         prefix = self._prefix_len(source, target)
         text_tokens = max(1, len(ids) - prefix)
+        if isinstance(text, InContext) and self.format == "chat":
+            # The budget is the sentence's alone: a reply that also translates the
+            # neighbours runs out of it rather than passing for a long translation.
+            alone = self.prompt_ids(str(text), source, target, terms)
+            text_tokens = max(1, len(alone) - prefix)
         budget = output_budget(text_tokens, self.ratio, self.cap)
         room = self.max_model_len - len(ids)
+        if isinstance(text, InContext) and room < budget:  # no room for the neighbours
+            return self.build(str(text), source, target, terms)
         if room < min(budget, 16):
             raise TextTooLong(
                 f"text is {text_tokens} tokens; this model accepts about "

@@ -18,6 +18,9 @@ FinishReason = Literal["stop", "length", "repetition", "unchanged"]
 Quality = Literal["fast", "best"]
 """A quality tier: where a server hosts two models for a pair, the faster or the better one."""
 
+ContextMode = Literal["off", "previous", "both"]
+"""Which neighbours of a sentence of a longer text its prompt shows as context."""
+
 
 @dataclass(frozen=True)
 class Translation:

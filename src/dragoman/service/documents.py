@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dragoman.engine.protocol import Terms
+from dragoman.engine.protocol import ContextMode, Terms
 from dragoman.text.markup import Markup, parse_html, parse_xml
 from dragoman.text.placeholders import Masked, mask
 from dragoman.text.segment import Piece, SplitMode, join, split
@@ -25,6 +25,8 @@ class TextOptions:
     """Elements whose content is kept verbatim (DeepL's ignore_tags)."""
     glossary: Terms = ()
     """(source term, target term) pairs the model is asked to use."""
+    context: ContextMode | None = None
+    """Neighbours each sentence's prompt shows (None: the server's --sentence-context)."""
 
 
 PLAIN = TextOptions()

@@ -34,6 +34,7 @@ from dragoman.errors import (
 from dragoman.languages import check_code, check_pair
 from dragoman.metrics import Metrics
 from dragoman.models.catalogue import tier_of
+from dragoman.service import context
 from dragoman.service.admission import Admission, Ticket
 from dragoman.service.cache import TranslationCache
 from dragoman.service.coalesce import Coalescer
@@ -178,16 +179,19 @@ class TranslationService:
         # Which units need the engine, decided once (a regex pass per unit).
         engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
         glossary = options.glossary
+        mode = options.context or self.settings.sentence_context
         jobs = [
             (
                 _engine(translator, sources[i] or "", target, quality),
-                u,
+                shown,  # the unit, with its neighbours where `mode` asks
                 sources[i] or "",
                 target,
                 terms_in(u, glossary),
             )
             for i, p in plans.items()
-            for u, go in zip(p.units, engine[i], strict=True)
+            for u, shown, go in zip(
+                p.units, context.with_neighbours(p.units, mode), engine[i], strict=True
+            )
             if go
         ]
         remaining = deadline.remaining()
@@ -258,7 +262,7 @@ class TranslationService:
             return hit
         result: Translation = await self._coalescer.run(
             (model, source, target, text, terms),
-            lambda: translator.translate(text, source, target, terms),
+            lambda: context.translate(translator, text, source, target, terms),
         )
         self.cache.put(key, result)
         return result

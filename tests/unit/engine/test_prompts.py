@@ -69,3 +69,51 @@ def test_output_budget_scales_with_input_and_respects_cap(
     tokens: int, ratio: float, cap: int, expected: int
 ) -> None:
     assert output_budget(tokens, ratio, cap) == expected
+
+
+def test_neighbours_come_after_the_shared_examples_marked_not_to_translate() -> None:
+    from dragoman.engine.prompts import InContext
+
+    plain = chat_messages("It rained.", "en", "fr")
+    shown = chat_messages(
+        InContext("It rained.", "We left at noon.", "Then it stopped."), "en", "fr"
+    )
+    assert shown[:-1] == plain[:-1]  # the prefix every request of the pair shares
+    last = shown[-1]["content"]
+    assert last.startswith("Translate the following English text into French.")
+    assert "do not translate them" in last
+    assert "Before it: We left at noon.\nAfter it: Then it stopped." in last
+    assert last.endswith("Translate only this:\n\nIt rained.")
+    only_before = chat_messages(InContext("It rained.", "We left.", ""), "en", "fr")[-1]["content"]
+    assert "Before it: We left." in only_before and "After it" not in only_before
+    assert "Before it" not in plain[-1]["content"]
+
+
+def test_the_budget_of_a_sentence_in_context_is_the_sentence_alone() -> None:
+    from dragoman.engine.prompts import InContext
+
+    builder = PromptBuilder(WordTokenizer(), max_model_len=4096, ratio=1.0, cap=512)
+    text = InContext("one two three four", "a long neighbour " * 20, "")
+    ids, budget = builder.build(text, "en", "fr")
+    alone, alone_budget = builder.build("one two three four", "en", "fr")
+    assert budget == alone_budget == output_budget(4, 1.0, 512)
+    assert len(ids) > len(alone) + 60  # the neighbour is in the prompt
+
+
+def test_no_room_for_the_neighbours_sends_the_sentence_alone() -> None:
+    from dragoman.engine.prompts import InContext
+
+    builder = PromptBuilder(WordTokenizer(), max_model_len=120, ratio=1.0, cap=512)
+    alone = builder.build("one two three four", "en", "fr")
+    assert builder.build(InContext("one two three four", "word " * 200, ""), "en", "fr") == alone
+
+
+def test_a_sentence_in_context_is_the_sentence_and_keeps_its_neighbours_when_pickled() -> None:
+    import pickle
+
+    from dragoman.engine.prompts import InContext
+
+    text = InContext("It rained.", "Before.", "After.")
+    assert text == "It rained." and hash(text) == hash("It rained.")
+    back = pickle.loads(pickle.dumps(text))
+    assert (str(back), back.before, back.after) == ("It rained.", "Before.", "After.")

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from dragoman.engine.protocol import FinishReason, Quality
+from dragoman.engine.protocol import ContextMode, FinishReason, Quality
 
 
 class TranslateRequest(BaseModel):
@@ -38,6 +38,12 @@ class TranslateRequest(BaseModel):
         description='Terms to translate so: {"source term": "target term"}. Each sentence '
         "holding a term is sent with it; `glossary_missed` says which the model did not use.",
         examples=[{"save": "enregistrer"}],
+    )
+    context: ContextMode | None = Field(
+        default=None,
+        description="When a text is translated sentence by sentence: previous shows each "
+        "sentence's prompt the sentence before it as context (not translated), both also the "
+        "one after, off none; absent, the server's --sentence-context.",
     )
     quality: Quality | None = Field(
         default=None,

@@ -33,6 +33,7 @@ async def translate(
             split=req.split_sentences,
             markup=None if req.format == "text" else req.format,
             glossary=check_entries(tuple((req.glossary or {}).items())),
+            context=req.context,
         ),
         req.quality,
     )
