@@ -114,11 +114,26 @@ class Metrics:
         )
         self.cache_hits = Counter(
             f"{prefix}_cache_hits_total",
-            "Sentences answered from the translation cache (no engine request).",
+            "Sentences answered from the translation cache (no engine request), by level: "
+            "local (in process) or shared (the --cache-url store, on a local miss).",
+            ["level"],
             registry=r,
         )
         self.cache_misses = Counter(
-            f"{prefix}_cache_misses_total", "Sentences not in the translation cache.", registry=r
+            f"{prefix}_cache_misses_total",
+            "Sentences not in the translation cache, by level (local, shared).",
+            ["level"],
+            registry=r,
+        )
+        self.cache_hits.labels("local")
+        self.cache_misses.labels("local")
+        self.cache_store_errors = Counter(
+            f"{prefix}_cache_store_errors_total",
+            "Failures of the shared cache store (--cache-url), by kind: get or set (down, "
+            "slow, refused; the translation went on without it), invalid (a value not written "
+            "by dragoman for its key, read as a miss).",
+            ["kind"],
+            registry=r,
         )
         self.cache_bytes = Gauge(
             f"{prefix}_cache_bytes", "Bytes held by the translation cache.", registry=r

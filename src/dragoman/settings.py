@@ -261,6 +261,16 @@ class ServeSettings(EngineSettings):
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 
+    cache_url: str | None = None
+    """A Redis-protocol server (Valkey, Redis) as the translation cache's shared second level,
+    e.g. `redis://127.0.0.1:6379/0` (with a password, prefer DRAGOMAN_CACHE_URL to the flag):
+    read on a local miss, written after each translation, shared by every server given the
+    same URL. Off by default. A store that is down or slow never fails a translation: a call
+    waits at most 0.25 s, then the store is left alone for 5 s."""
+
+    cache_ttl: int = Field(default=7 * 86400, ge=1)
+    """Seconds a translation stays in the shared store (--cache-url)."""
+
     architecture: Literal[
         "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
     ] = "host"
@@ -367,6 +377,15 @@ class ServeSettings(EngineSettings):
     @classmethod
     def _split_languages(cls, value: object) -> object:
         return _comma_list(value)
+
+    @field_validator("cache_url")
+    @classmethod
+    def _check_cache_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not re.match(r"(redis|rediss|unix)://", value):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> ServeSettings:

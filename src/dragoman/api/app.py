@@ -65,9 +65,11 @@ def build_app(
     metrics.watch_admission(admission)
     stats = ServerStats(metrics, host, settings.architecture)
 
+    service = TranslationService(host.translator, settings, metrics, admission, limits)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host, stats:
+        async with host, stats, service:
             metrics.watch_engines(host.plans)
             yield
 
@@ -85,7 +87,7 @@ def build_app(
     app.state.glossaries = GlossaryStore()
     app.state.stats = stats
     app.state.generation = GenerationService(host.translator, metrics, admission, limits)
-    app.state.service = TranslationService(host.translator, settings, metrics, admission, limits)
+    app.state.service = service
     # The last added runs first: metrics see every answer, the edge's refusals included; the
     # edge's ids and input limits hold before routing and parsing.
     app.add_middleware(EdgeMiddleware, limits=limits_of(settings), render=render)

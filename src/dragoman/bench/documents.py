@@ -110,7 +110,7 @@ async def _cache_hit(c: httpx.AsyncClient) -> dict[str, Any]:
     hits = sum(
         float(line.split()[-1])
         for line in (await c.get("/metrics")).text.splitlines()
-        if line.startswith("dragoman_cache_hits_total ")
+        if line.startswith('dragoman_cache_hits_total{level="local"} ')
     )
     return {
         "hits": hits,

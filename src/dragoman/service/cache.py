@@ -2,7 +2,8 @@
 everything that decides the output (model, prompt and decoding settings, pair, text), bounded
 by memory (an LRU over the bytes held). A repeated sentence, in one document or across
 requests, costs no engine request. Outputs cut short (length) or by the loop guard are not
-kept: a retry may do better."""
+kept: a retry may do better. With a shared store (--cache-url, cache_store.py) this is the
+first level: the store is read on its miss and written with it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from cachetools import LRUCache
 
 from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
+from dragoman.service.cache_store import SharedStore
 
 # Bump when prompts change what a model answers: cached translations of the old prompt go.
 PROMPT_VERSION = "2"
@@ -25,8 +27,11 @@ def _size(value: Translation) -> int:
 
 
 class TranslationCache:
-    def __init__(self, max_bytes: int, salt: str, metrics: Metrics) -> None:
+    def __init__(
+        self, max_bytes: int, salt: str, metrics: Metrics, store: SharedStore | None = None
+    ) -> None:
         self.enabled = max_bytes > 0
+        self.store = store
         self._lru: LRUCache[bytes, Translation] = LRUCache(max(1, max_bytes), getsizeof=_size)
         self._salt = f"{PROMPT_VERSION}|{salt}"
         self._metrics = metrics
@@ -40,7 +45,7 @@ class TranslationCache:
         if not self.enabled:
             return None
         hit = self._lru.get(key)
-        (self._metrics.cache_hits if hit else self._metrics.cache_misses).inc()
+        (self._metrics.cache_hits if hit else self._metrics.cache_misses).labels("local").inc()
         # A hit did no engine work: no tokens, no time.
         return (
             None
@@ -50,8 +55,31 @@ class TranslationCache:
             )
         )
 
+    async def fetch(self, key: bytes) -> Translation | None:
+        """On a local miss: the shared store's translation (None without a store, or when it
+        has none or fails), kept locally too."""
+        if self.store is None:
+            return None
+        text = await self.store.get(key)
+        if text is None:
+            return None
+        hit = Translation(text, "stop", 0, 0, 0.0, 0.0)
+        self._keep(key, hit)
+        return hit
+
     def put(self, key: bytes, value: Translation) -> None:
-        if not self.enabled or value.finish_reason != "stop":
+        if value.finish_reason != "stop":
+            return
+        self._keep(key, value)
+        if self.store is not None:
+            self.store.put(key, value.text)
+
+    async def aclose(self) -> None:
+        if self.store is not None:
+            await self.store.aclose()
+
+    def _keep(self, key: bytes, value: Translation) -> None:
+        if not self.enabled:
             return
         try:
             self._lru[key] = value

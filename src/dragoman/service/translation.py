@@ -37,6 +37,7 @@ from dragoman.models.catalogue import tier_of
 from dragoman.service import context
 from dragoman.service.admission import Admission, Ticket
 from dragoman.service.cache import TranslationCache
+from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
@@ -99,7 +100,17 @@ class TranslationService:
         self.limits = limits
         self._coalescer: Coalescer[Translation] = Coalescer(metrics.coalesced.inc)
         self.sizes = Sizes(settings.max_unit_chars, settings.min_split_chars)
-        self.cache = TranslationCache(settings.cache_mib * 2**20, _cache_salt(settings), metrics)
+        store = None
+        if settings.cache_url:
+            store = SharedStore(settings.cache_url, settings.cache_ttl, metrics)
+        salt = _cache_salt(settings)
+        self.cache = TranslationCache(settings.cache_mib * 2**20, salt, metrics, store)
+
+    async def __aenter__(self) -> TranslationService:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.cache.aclose()  # the shared store's connections
 
     def _check(
         self, texts: list[str], source: str | None, target: str | None, translator: Translator
@@ -258,6 +269,8 @@ class TranslationService:
         model = translator.model_for(source, target)
         key = self.cache.key(model, source, target, text, terms)
         hit = self.cache.get(key)
+        if hit is None:
+            hit = await self.cache.fetch(key)  # the shared store, where there is one
         if hit is not None:
             return hit
         result: Translation = await self._coalescer.run(

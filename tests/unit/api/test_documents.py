@@ -99,7 +99,7 @@ async def test_a_repeat_comes_from_the_cache(
     hit = r.json()["translations"][0]
     assert hit["output_tokens"] == 0 and hit["inference_seconds"] == 0
     metrics = (await client.get("/metrics")).text
-    assert "dragoman_cache_hits_total 1.0" in metrics
+    assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics
 
 
 async def test_repeated_sentences_in_one_document_cost_one_request(

@@ -1,0 +1,101 @@
+"""The shared cache store (--cache-url) at the HTTP layer, on a real Redis-protocol server and
+the fake engine: a fresh server answers what another one translated without an engine request;
+a store that is down costs nothing but a counted error."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from pydantic import ValidationError
+from redis import Redis
+
+from dragoman.bench.servers import free_port
+from dragoman.bench.store import Store
+from dragoman.settings import ServeSettings
+from tests.fakes import FakeTranslator
+from tests.stores import running_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    yield from running_store(tmp_path_factory)
+
+
+def body(text: str | list[str]) -> dict[str, object]:
+    return {"text": text, "source_lang": "en", "target_lang": "fr"}
+
+
+def keys(url: str) -> int:
+    with Redis.from_url(url) as raw:
+        return len(raw.keys("dragoman:t:*"))
+
+
+async def test_a_fresh_server_answers_from_the_shared_store(
+    serve, fake: FakeTranslator, store: Store
+) -> None:  # type: ignore[no-untyped-def]
+    with Redis.from_url(store.url) as raw:
+        raw.flushdb()
+    async with serve(cache_url=store.url) as (_app, c):
+        r = await c.post("/v1/translate", json=body(["Good morning.", "Good evening."]))
+        assert r.status_code == 200, r.text
+    assert fake.started == 2
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 10
+    while keys(store.url) < 2:  # written in the background
+        assert loop.time() < end, "the translations never reached the store"
+        await asyncio.sleep(0.01)
+    with Redis.from_url(store.url) as raw:
+        names = raw.keys("*")
+        stored = b"".join(raw.get(k) or b"" for k in names)
+        assert all(raw.ttl(k) > 0 for k in names)
+    assert not any(b"Good" in k for k in names)  # hashed keys: no text in them
+    assert b"[fr] Good morning." in stored
+
+    # A second server, its local cache empty: the store answers, the engine is not asked.
+    async with serve(cache_url=store.url) as (_app, c):
+        r = await c.post("/v1/translate", json=body("Good morning."))
+        assert r.status_code == 200, r.text
+        item = r.json()["translations"][0]
+        assert item["text"] == "[fr] Good morning."
+        assert item["finish_reason"] == "stop" and item["output_tokens"] == 0
+        assert fake.started == 2
+        r = await c.post("/v1/translate", json=body("Good morning."))  # now a local hit
+        assert r.json()["translations"][0]["text"] == "[fr] Good morning."
+        metrics = (await c.get("/metrics")).text
+    assert 'dragoman_cache_hits_total{level="shared"} 1.0' in metrics
+    assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics
+    assert 'dragoman_cache_misses_total{level="local"} 1.0' in metrics
+    assert 'dragoman_cache_store_errors_total{kind="get"} 0.0' in metrics
+    assert fake.started == 2
+
+
+async def test_a_store_that_is_down_still_translates_and_counts_the_error(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    async with serve(cache_url=url) as (_app, c):
+        r = await c.post("/v1/translate", json=body("Good night."))
+        assert r.status_code == 200, r.text
+        assert r.json()["translations"][0]["text"] == "[fr] Good night."
+        r = await c.post("/v1/translate", json=body("Good night."))  # a local hit
+        assert r.json()["translations"][0]["text"] == "[fr] Good night."
+        metrics = (await c.get("/metrics")).text
+    assert 'dragoman_cache_store_errors_total{kind="get"} 1.0' in metrics
+    assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics
+    assert fake.started == 1
+
+
+def test_the_cache_url_is_checked_and_has_an_environment_twin(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError, match="redis://, rediss:// or unix://"):
+        ServeSettings(data_dir=tmp_path, cache_url="http://cache:6379")
+    assert ServeSettings(data_dir=tmp_path).cache_url is None
+    monkeypatch.setenv("DRAGOMAN_CACHE_URL", "redis://cache:6379/2")
+    monkeypatch.setenv("DRAGOMAN_CACHE_TTL", "60")
+    s = ServeSettings(data_dir=tmp_path)
+    assert (s.cache_url, s.cache_ttl) == ("redis://cache:6379/2", 60)
+    monkeypatch.setenv("DRAGOMAN_CACHE_URL", "")
+    assert ServeSettings(data_dir=tmp_path).cache_url is None

@@ -1,0 +1,179 @@
+"""The shared cache store against a real Redis-protocol server: values round-trip with a TTL
+under hashed keys, corrupt or foreign values read as misses, and a store that is down or
+silent fails open (a miss within the timeout, counted, logged once, tried again later)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from redis.asyncio import Redis
+
+from dragoman.bench.servers import free_port
+from dragoman.bench.store import Store, start_store
+from dragoman.metrics import Metrics
+from dragoman.service.cache_store import PREFIX, SharedStore, decode, encode, redact
+from tests.stores import running_store
+
+KEY = bytes(range(16))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    yield from running_store(tmp_path_factory)
+
+
+@pytest.fixture
+async def raw(store: Store) -> AsyncIterator[Redis]:
+    client = Redis.from_url(store.url)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def metrics() -> Metrics:
+    return Metrics()
+
+
+def sample(metrics: Metrics, name: str, **labels: str) -> float:
+    return metrics.registry.get_sample_value(f"dragoman_{name}", labels) or 0.0
+
+
+async def eventually(condition, within: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while not await condition():
+        assert loop.time() < end, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+def test_encode_decode_round_trip_and_refuse_what_is_not_ours() -> None:
+    value = encode(KEY, "Bonjour à tous 👋")
+    assert decode(KEY, value) == "Bonjour à tous 👋"
+    assert decode(bytes(16), value) is None  # another key's value
+    assert decode(KEY, value[:-1]) is None  # cut short
+    assert decode(KEY, b"\x02" + value[1:]) is None  # another version
+    assert decode(KEY, b"") is None
+    assert decode(KEY, "text") is None
+    bad = encode(KEY, "x")[:9] + b"\xff\xfe"
+    assert decode(KEY, bad) is None
+
+
+def test_redact_hides_credentials() -> None:
+    assert redact("redis://user:secret@cache:6379/0") == "redis://***@cache:6379/0"
+    assert redact("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+async def test_a_value_round_trips_with_a_ttl_under_a_hashed_key(
+    store: Store, raw: Redis, metrics: Metrics
+) -> None:
+    shared = SharedStore(store.url, 3600, metrics)
+    try:
+        assert await shared.get(KEY) is None
+        assert sample(metrics, "cache_misses_total", level="shared") == 1
+        shared.put(KEY, "Bonjour le monde.")
+
+        async def stored() -> bool:
+            return await shared.get(KEY) is not None
+
+        await eventually(stored)
+        assert await shared.get(KEY) == "Bonjour le monde."
+        assert sample(metrics, "cache_hits_total", level="shared") >= 2
+        assert [k.decode() async for k in raw.scan_iter()] == [PREFIX + KEY.hex()]
+        assert 0 < await raw.ttl(PREFIX + KEY.hex()) <= 3600
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 0
+    finally:
+        await shared.aclose()
+
+
+async def test_a_corrupt_or_foreign_value_is_a_counted_miss(
+    store: Store, raw: Redis, metrics: Metrics
+) -> None:
+    shared = SharedStore(store.url, 60, metrics)
+    try:
+        await raw.set(PREFIX + KEY.hex(), b"not a dragoman value")
+        assert await shared.get(KEY) is None
+        other = bytes(16)
+        await raw.set(PREFIX + other.hex(), encode(KEY, "for another key"))
+        assert await shared.get(other) is None
+        listed = bytes([1] * 16)
+        await raw.rpush(PREFIX + listed.hex(), b"x")  # a list: the store refuses GET on it
+        assert await shared.get(listed) is None
+        assert sample(metrics, "cache_store_errors_total", kind="invalid") == 2
+        assert sample(metrics, "cache_misses_total", level="shared") == 2
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 1  # WRONGTYPE
+        # The store answered: it is not left alone, the next lookup reaches it.
+        await raw.set(PREFIX + KEY.hex(), encode(KEY, "Salut."))
+        assert await shared.get(KEY) == "Salut."
+    finally:
+        await shared.aclose()
+
+
+async def test_a_store_that_is_down_fails_open_logs_once_and_is_tried_again(
+    tmp_path_factory: pytest.TempPathFactory,
+    metrics: Metrics,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    port = free_port()  # nothing listens there
+    shared = SharedStore(f"redis://127.0.0.1:{port}/0", 60, metrics, retry_seconds=0.2)
+    caplog.set_level(logging.INFO, logger="dragoman.service.cache_store")
+    try:
+        assert await shared.get(KEY) is None
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 1
+        # Resting: a miss at once, no new attempt, no new error.
+        assert await shared.get(KEY) is None
+        shared.put(KEY, "dropped")
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 1
+
+        async def tried_again() -> bool:
+            await shared.get(KEY)
+            return sample(metrics, "cache_store_errors_total", kind="get") >= 2
+
+        await eventually(tried_again)
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert f"127.0.0.1:{port}" in warnings[0].getMessage()
+        # The store comes up on that port: after the rest it answers again.
+        up = start_store(tmp_path_factory.mktemp("late"), port=port)
+        try:
+
+            async def answers() -> bool:
+                await shared.get(KEY)
+                return sample(metrics, "cache_misses_total", level="shared") == 1
+
+            await eventually(answers)
+            assert any("answers again" in r.getMessage() for r in caplog.records)
+        finally:
+            up.stop()
+    finally:
+        await shared.aclose()
+
+
+async def test_a_silent_store_costs_a_lookup_at_most_the_timeout(metrics: Metrics) -> None:
+    """A server that accepts and never answers: the lookup gives up after `timeout`."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def mute(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(mute, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    shared = SharedStore(f"redis://127.0.0.1:{port}/0", 60, metrics, timeout=0.1)
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        assert await asyncio.wait_for(shared.get(KEY), 30) is None
+        # Bounded by the timeout, not by the socket's default of seconds (generous for a
+        # busy machine, far under the 5 s a client would otherwise wait).
+        assert loop.time() - started < 3
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 1
+        assert held, "the lookup reached the silent server"
+    finally:
+        await shared.aclose()
+        for w in held:
+            w.close()
+        server.close()
+        await server.wait_closed()
