@@ -1,0 +1,81 @@
+"""The shared cache store on the real engine: a server translates a sentence with --cache-url,
+stops; a fresh server (its in-process cache empty) given the same store answers the same
+request with the same translation and no engine request. One engine at a time: the first
+server stops before the second starts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from redis import Redis
+
+from dragoman.bench.servers import launch_dragoman
+from dragoman.bench.store import Store
+from tests.stores import running_store
+
+pytestmark = pytest.mark.integration
+
+SENTENCE = "The shared cache keeps every translation for the other servers."
+FLAGS = ("--max-num-seqs", "2", "--log-level", "info")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    yield from running_store(tmp_path_factory)
+
+
+def sample(metrics: str, name: str) -> float:
+    """The sum of a metric's samples (`name` includes any labels)."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
+
+
+def translate(url: str) -> tuple[dict[str, object], str, str]:
+    """The translation, and /metrics before and after it."""
+    body = {"text": SENTENCE, "source_lang": "en", "target_lang": "fr"}
+    with httpx.Client(base_url=url, timeout=300) as c:
+        before = c.get("/metrics").text
+        r = c.post("/v1/translate", json=body)
+        assert r.status_code == 200, r.text
+        return r.json()["translations"][0], before, c.get("/metrics").text
+
+
+def test_a_fresh_server_answers_from_the_store_without_the_engine(
+    store: Store, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    first = launch_dragoman(
+        tmp_path_factory.mktemp("first"), "--cache-url", store.url, *FLAGS, timeout=300
+    )
+    try:
+        item, before, after = translate(first.url)
+        assert item["finish_reason"] == "stop" and item["output_tokens"]
+        engine = "vllm:request_success_total"
+        assert sample(after, engine) == sample(before, engine) + 1
+        assert sample(after, 'dragoman_cache_misses_total{level="shared"}') >= 1
+        with Redis.from_url(store.url) as raw:
+            deadline = time.monotonic() + 30
+            while not raw.keys("dragoman:t:*"):  # written in the background
+                assert time.monotonic() < deadline, "the translation never reached the store"
+                time.sleep(0.05)
+    finally:
+        first.stop()
+
+    second = launch_dragoman(
+        tmp_path_factory.mktemp("second"), "--cache-url", store.url, *FLAGS, timeout=300
+    )
+    try:
+        again, before, after = translate(second.url)
+    finally:
+        second.stop()
+    assert again["text"] == item["text"]
+    assert again["finish_reason"] == "stop" and again["output_tokens"] == 0
+    assert sample(after, engine) == sample(before, engine)  # no engine request
+    assert sample(after, 'dragoman_cache_hits_total{level="shared"}') == 1
+    assert sample(after, "dragoman_cache_store_errors_total") == 0
+    assert "cache store" not in second.log.read_text()  # no outage logged
