@@ -149,6 +149,14 @@ class Metrics:
             ["kind"],
             registry=r,
         )
+        self.validation_retries = Counter(
+            f"{prefix}_validation_retries_total",
+            "Replies that failed their check (reason: placeholders, language, length), by what "
+            "followed: asked again and the second passed (fixed) or not (failed), or no time "
+            "left before the deadline to ask (skipped).",
+            ["reason", "outcome"],
+            registry=r,
+        )
         self.detections = Counter(
             f"{prefix}_detections_total",
             "Texts whose source language was detected (source auto), by outcome.",

@@ -258,6 +258,11 @@ class ServeSettings(EngineSettings):
     previous (the sentence before), both (and the one after), off. A request's `context`
     overrides it (native /v1/translate). Measured: benchmarks/README.md, "Neighbour context"."""
 
+    retry_invalid: bool = True
+    """Check each reply (placeholders and inline tags each kept once, the target language, a
+    sane length) and ask once more, with a reinforced instruction, when it fails; the better
+    reply is kept. Measured: benchmarks/README.md, "Reply validation"."""
+
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 

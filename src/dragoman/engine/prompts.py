@@ -93,6 +93,47 @@ class InContext(str):
         return (InContext, (str(self), self.before, self.after))
 
 
+# The second request for a reply that failed its check (service/validate.py): the instruction
+# again, in the target language where we have it, which a small model follows more readily.
+ANSWER_IN: dict[str, str] = {
+    "en": "Answer in English only.",
+    "fr": "Réponds uniquement en français.",
+    "de": "Antworte ausschließlich auf Deutsch.",
+    "es": "Responde únicamente en español.",
+    "it": "Rispondi solo in italiano.",
+    "pt": "Responda apenas em português.",
+    "ko": "한국어로만 답하세요.",
+    "zh": "只用中文回答。",
+    "ja": "日本語だけで答えてください。",
+}
+
+
+class Insisted(str):
+    """A text asked again after its first reply failed the service's check: the prompt adds
+    `note`. Like InContext, it is the text everywhere else."""
+
+    note: str
+
+    def __new__(cls, text: str, note: str) -> Insisted:
+        self = super().__new__(cls, text)
+        self.note = note
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Insisted, (str(self), self.note))
+
+
+def insist_note(text: str, target: str, failure: str) -> str:
+    """What the second request adds for a reply that failed with `failure`."""
+    if failure == "placeholders":
+        kept = " ".join(dict.fromkeys(_MARKERS.findall(text) + _TOKENS.findall(text)))
+        return f" The translation must contain each of these exactly once: {kept}."
+    name = language_name(target)
+    return f" Write the translation in {name}, not in any other language. " + ANSWER_IN.get(
+        target, f"Answer in {name} only."
+    )
+
+
 def context_note(before: str, after: str) -> str:
     """The neighbours as the last request shows them: after the shared examples (the prefix
     every request of the pair caches stays the same), marked as not to translate."""
@@ -120,6 +161,8 @@ def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> lis
     notes = hints(text) + glossary_hint(terms)
     if isinstance(text, InContext):
         notes += context_note(text.before, text.after)
+    if isinstance(text, Insisted):
+        notes += text.note
     messages.append({"role": "user", "content": _request(text, source, target, notes)})
     return messages
 

@@ -13,10 +13,11 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
+from dragoman.engine.prompts import Insisted, insist_note
 from dragoman.engine.protocol import (
     FinishReason,
     Quality,
@@ -44,6 +45,7 @@ from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
 from dragoman.service.glossary import missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
+from dragoman.service.validate import Validator, rank
 from dragoman.settings import ServeSettings
 
 log = logging.getLogger(__name__)
@@ -262,7 +264,13 @@ class TranslationService:
         return Translated(results, model, sources, detections, missed_terms, tier)
 
     async def _unit(
-        self, translator: Translator, text: str, source: str, target: str, terms: Terms
+        self,
+        translator: Translator,
+        text: str,
+        source: str,
+        target: str,
+        terms: Terms,
+        deadline: Deadline | None = None,
     ) -> Translation:
         """One unit: from the cache, else one engine request shared with any identical one
         in flight."""
@@ -275,10 +283,46 @@ class TranslationService:
             return hit
         result: Translation = await self._coalescer.run(
             (model, source, target, text, terms),
-            lambda: context.translate(translator, text, source, target, terms),
+            lambda: self._checked(translator, text, source, target, terms, deadline),
         )
         self.cache.put(key, result)
         return result
+
+    async def _checked(
+        self,
+        translator: Translator,
+        text: str,
+        source: str,
+        target: str,
+        terms: Terms,
+        deadline: Deadline | None,
+    ) -> Translation:
+        """One unit's engine request, checked; a failed reply is asked again once, with an
+        instruction naming what failed, within the unit's admitted place and the deadline."""
+        first = await context.translate(translator, text, source, target, terms)
+        if not self.settings.retry_invalid:
+            return first
+        validator = Validator(self.detector)
+        failure = await asyncio.to_thread(validator.check, text, first.text, target)
+        if failure is None:
+            return first
+        # A second reply takes about as long as the first: no time for it, keep the first.
+        if deadline is not None and deadline.remaining() < 2 * first.inference_seconds:
+            self.metrics.validation_retries.labels(failure, "skipped").inc()
+            return first
+        again = Insisted(str(text), insist_note(text, target, failure))
+        second = await translator.translate(again, source, target, terms)
+        failed = await asyncio.to_thread(validator.check, text, second.text, target)
+        outcome = "fixed" if failed is None else "failed"
+        self.metrics.validation_retries.labels(failure, outcome).inc()
+        log.info("reply failed its check (%s): asked again, %s", failure, outcome)
+        best = second if rank(failed) < rank(failure) else first
+        return replace(
+            best,
+            input_tokens=first.input_tokens + second.input_tokens,
+            output_tokens=first.output_tokens + second.output_tokens,
+            inference_seconds=first.inference_seconds + second.inference_seconds,
+        )
 
     async def _fan_out(
         self,
@@ -297,7 +341,7 @@ class TranslationService:
             nonlocal waiting
             async with places:
                 waiting -= 1
-                result = await self._unit(engine, text, source, target, terms)
+                result = await self._unit(engine, text, source, target, terms, deadline)
             if waiting == 0:
                 ticket.done_one()  # nothing left to take the place: it frees
             return result

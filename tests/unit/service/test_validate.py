@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import pytest
+
+from dragoman.engine.prompts import Insisted, chat_messages
+from dragoman.engine.protocol import Terms, Translation
+from dragoman.metrics import Metrics
+from dragoman.service import validate
+from dragoman.service.admission import Admission
+from dragoman.service.deadline import Deadline
+from dragoman.service.keys import Caller
+from dragoman.service.quota import KeyLimits
+from dragoman.service.translation import TranslationService, shared_detector
+from dragoman.service.validate import Validator, placeholders_broken, too_long
+from dragoman.settings import ServeSettings
+
+LANGUAGES = ("de", "en", "es", "fr", "ko")
+
+
+@pytest.fixture(scope="module")
+def validator() -> Validator:
+    return Validator(shared_detector(LANGUAGES))
+
+
+def test_placeholders_and_markers_must_each_be_there_once() -> None:
+    unit = "Hello {1}, see <g1>the page</g1>.<x1/>"
+    assert not placeholders_broken(unit, "Bonjour {1}, voir <g1>la page</g1>.<x1/>")
+    assert placeholders_broken(unit, "Bonjour, voir <g1>la page</g1>.<x1/>")  # lost
+    assert placeholders_broken(unit, "Bonjour {1} {1}, voir <g1>la page</g1>.<x1/>")  # repeated
+    assert placeholders_broken(unit, "Bonjour {1}, voir <g1>la page</g1>.<x1/> {2}")  # invented
+    assert placeholders_broken(unit, "Bonjour {1}, voir <g1>la page.<x1/>")  # tag dropped
+    assert not placeholders_broken("No tokens here.", "Pas de jetons ici.")
+
+
+def test_a_reply_in_the_source_language_is_wrong(validator: Validator) -> None:
+    unit = "Now Absalom in his lifetime had taken and reared up for himself the pillar."
+    assert validator.check(unit, unit, "de") == "language"
+    echo = "Select a valid choice. That choice is not one of the available choices."
+    assert validator.check(echo, echo, "fr") == "language"
+    assert (
+        validator.check(unit, "Absalom hatte sich zu Lebzeiten eine Säule errichtet.", "de") is None
+    )
+
+
+def test_names_short_replies_and_correct_copies_are_not_wrong_language(
+    validator: Validator,
+) -> None:
+    # Identifiers and names copied from the source belong to no language.
+    assert validator.check("Enter a UUID.", "Ingrese un UUID.", "es") is None
+    assert validator.check("Django", "Django", "fr") is None
+    assert validator.check("OK", "OK", "de") is None  # too few letters to judge
+    assert validator.check("Set {1} in conf.py", "Définissez {1} dans conf.py", "fr") is None
+    # A target written in its own script is never taken for another language.
+    assert validator.check("Delivery date", "배송 날짜", "ko") is None
+
+
+def test_a_runaway_reply_is_too_long() -> None:
+    assert too_long("Yes.", "Oui. " * 20)
+    assert not too_long("Yes.", "Oui, bien sûr.")
+
+
+def test_the_second_request_insists_in_the_target_language() -> None:
+    messages = chat_messages(Insisted("Work factor", " Antworte nur auf Deutsch."), "en", "de")
+    assert messages[-1]["content"].endswith("Antworte nur auf Deutsch.\n\nWork factor")
+    assert chat_messages("Work factor", "en", "de")[-1]["content"].endswith(".\n\nWork factor")
+
+
+class Scripted:
+    """A translator whose replies a test enqueues; records what each request was sent."""
+
+    model_name = "scripted"
+    languages = LANGUAGES
+    plans: dict[str, object] = {}  # noqa: RUF012 (read only)
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.sent: list[str] = []
+
+    async def translate(
+        self, text: str, source: str, target: str, terms: Terms = ()
+    ) -> Translation:
+        self.sent.append(text)
+        return Translation(self.replies.pop(0), "stop", 10, 5, 0.0, 0.01)
+
+    def model_for(self, source: str, target: str) -> str:
+        return self.model_name
+
+    async def check_health(self) -> None:
+        return None
+
+    def num_unfinished_requests(self) -> int:
+        return 0
+
+
+async def _translate(
+    engine: Scripted, text: str, target: str, seconds: float = 60.0, **settings: object
+) -> tuple[str, Metrics]:
+    s = ServeSettings(**{"cache_mib": 0, "retry_invalid": True, **settings})
+    metrics = Metrics()
+    service = TranslationService(
+        lambda: engine,
+        s,
+        metrics,
+        Admission(0, 16),
+        KeyLimits(0, 0),
+    )
+    deadline = Deadline.start(seconds)
+    out = await service.translate([text], "en", target, Caller(None), deadline)
+    return out.results[0].text, metrics
+
+
+def _retries(metrics: Metrics, reason: str, outcome: str) -> float:
+    return metrics.validation_retries.labels(reason, outcome)._value.get()
+
+
+async def test_a_reply_in_the_wrong_language_is_asked_again_once() -> None:
+    source = "Now Absalom in his lifetime had taken and reared up for himself the pillar."
+    engine = Scripted(source, "Absalom hatte sich zu Lebzeiten eine Säule errichtet.")
+    text, metrics = await _translate(engine, source, "de")
+    assert text == "Absalom hatte sich zu Lebzeiten eine Säule errichtet."
+    assert len(engine.sent) == 2 and isinstance(engine.sent[1], Insisted)
+    assert "Deutsch" in engine.sent[1].note and engine.sent[1] == source
+    assert _retries(metrics, "language", "fixed") == 1
+
+
+async def test_a_lost_placeholder_is_asked_again_naming_it() -> None:
+    engine = Scripted("Bonjour, vous avez des messages.", "Bonjour {1}, vous avez {2} messages.")
+    text, metrics = await _translate(engine, "Hello {name}, you have %d messages.", "fr")
+    assert text == "Bonjour {name}, vous avez %d messages."
+    assert isinstance(engine.sent[1], Insisted) and "{1} {2}" in engine.sent[1].note
+    assert _retries(metrics, "placeholders", "fixed") == 1
+
+
+async def test_when_both_fail_the_better_is_kept_and_repaired() -> None:
+    # The second reply is in the wrong language (worse to use than a repaired first).
+    source = "Hello {name}, you have %d new messages waiting for you in the inbox."
+    engine = Scripted(
+        "Bonjour, vous avez de nouveaux messages dans la boîte.",
+        "Hello {1}, you have {2} new messages waiting for you in the inbox.",
+    )
+    text, metrics = await _translate(engine, source, "fr")
+    assert text.startswith("Bonjour") and "{name}" in text and "%d" in text  # repaired
+    assert _retries(metrics, "placeholders", "failed") == 1 and len(engine.sent) == 2
+
+
+async def test_a_valid_reply_is_one_request_and_off_means_no_check() -> None:
+    engine = Scripted("Bonjour tout le monde.")
+    text, metrics = await _translate(engine, "Hello everyone.", "fr")
+    assert text == "Bonjour tout le monde." and len(engine.sent) == 1
+    source = "Select a valid choice. That choice is not one of the available choices."
+    engine = Scripted(source, "unused")
+    text, metrics = await _translate(engine, source, "fr", retry_invalid=False)
+    assert text == source and len(engine.sent) == 1
+    assert _retries(metrics, "language", "fixed") + _retries(metrics, "language", "failed") == 0
+
+
+async def test_no_retry_when_the_deadline_leaves_no_time_for_it() -> None:
+    class Slow(Scripted):
+        async def translate(
+            self, text: str, source: str, target: str, terms: Terms = ()
+        ) -> Translation:
+            self.sent.append(text)
+            return Translation(self.replies.pop(0), "stop", 10, 5, 0.0, 1000.0)
+
+    source = "Select a valid choice. That choice is not one of the available choices."
+    engine = Slow(source, "unused")
+    text, metrics = await _translate(engine, source, "fr")
+    assert text == source and len(engine.sent) == 1
+    assert _retries(metrics, "language", "skipped") == 1
+
+
+def test_failures_rank_valid_first() -> None:
+    assert [validate.rank(f) for f in (None, *validate.FAILURES)] == [0, 1, 3, 2]
