@@ -134,22 +134,24 @@ def insist_note(text: str, target: str, failure: str) -> str:
     )
 
 
-def context_note(before: str, after: str) -> str:
-    """The neighbours as the last request shows them: after the shared examples (the prefix
-    every request of the pair caches stays the same), marked as not to translate."""
+def context_turns(before: str, after: str, source: str) -> list[dict[str, str]]:
+    """The neighbours as one more exchange after the shared examples (the prefix every request
+    of the pair caches stays the same), so the last request keeps the examples' form: with the
+    neighbours inside the last request, the 0.5B model translated them or their labels
+    (benchmarks/README.md, "Neighbour context")."""
     lines = []
     if before:
         lines.append(f"Before it: {before}")
     if after:
         lines.append(f"After it: {after}")
     if not lines:
-        return ""
+        return []
     shown = "\n".join(lines)
-    return (
-        " It is one sentence of a longer text; the sentences around it are shown only to help"
-        " you, do not translate them.\n\n"
-        f"{shown}\n\nTranslate only this:"
+    ask = (
+        f"The next {language_name(source)} text is one sentence of a longer text. Its "
+        f"neighbours, only for context, not to translate:\n\n{shown}"
     )
+    return [{"role": "user", "content": ask}, {"role": "assistant", "content": "OK."}]
 
 
 def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> list[dict[str, str]]:
@@ -158,9 +160,9 @@ def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> lis
         for shown, answer in zip(EXAMPLES[source], EXAMPLES[target], strict=True):
             messages.append({"role": "user", "content": _request(shown, source, target)})
             messages.append({"role": "assistant", "content": answer})
-    notes = hints(text) + glossary_hint(terms)
     if isinstance(text, InContext):
-        notes += context_note(text.before, text.after)
+        messages += context_turns(text.before, text.after, source)
+    notes = hints(text) + glossary_hint(terms)
     if isinstance(text, Insisted):
         notes += text.note
     messages.append({"role": "user", "content": _request(text, source, target, notes)})

@@ -44,7 +44,7 @@ def overflows(reply: Translation, unit: InContext, source: str, target: str) -> 
         if neighbour and neighbour.strip() in reply.text:
             return "copied a neighbour"
     if _sentences(reply.text, target) > _sentences(str(unit), source):
-        return "more sentences than the source"
+        return "has more sentences than the source"
     return None
 
 

@@ -78,15 +78,16 @@ def test_neighbours_come_after_the_shared_examples_marked_not_to_translate() -> 
     shown = chat_messages(
         InContext("It rained.", "We left at noon.", "Then it stopped."), "en", "fr"
     )
-    assert shown[:-1] == plain[:-1]  # the prefix every request of the pair shares
-    last = shown[-1]["content"]
-    assert last.startswith("Translate the following English text into French.")
-    assert "do not translate them" in last
-    assert "Before it: We left at noon.\nAfter it: Then it stopped." in last
-    assert last.endswith("Translate only this:\n\nIt rained.")
-    only_before = chat_messages(InContext("It rained.", "We left.", ""), "en", "fr")[-1]["content"]
-    assert "Before it: We left." in only_before and "After it" not in only_before
-    assert "Before it" not in plain[-1]["content"]
+    assert shown[: len(plain) - 1] == plain[:-1]  # the prefix every request of the pair shares
+    assert shown[-1] == plain[-1]  # the last request keeps the examples' form
+    ask, ack = shown[-3:-1]
+    assert (ask["role"], ack) == ("user", {"role": "assistant", "content": "OK."})
+    assert "not to translate" in ask["content"]
+    assert ask["content"].endswith("Before it: We left at noon.\nAfter it: Then it stopped.")
+    only_before = chat_messages(InContext("It rained.", "We left.", ""), "en", "fr")[-3]
+    assert "Before it: We left." in only_before["content"]
+    assert "After it" not in only_before["content"]
+    assert all("Before it" not in m["content"] for m in plain)
 
 
 def test_the_budget_of_a_sentence_in_context_is_the_sentence_alone() -> None:
