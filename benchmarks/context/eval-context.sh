@@ -11,11 +11,12 @@ out="$1"; shift
 port="${PORT:-8437}"
 per_pair="${PER_PAIR:-40}"
 py="${PYTHON:-$root/.venv/bin/python}"
+flags="${SERVER_FLAGS:-}"  # more serve flags for every mode, e.g. --no-retry-invalid
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
 for mode in "$@"; do
   log="/tmp/dragoman-context-$mode-$port.log"
   "$py" -m dragoman serve --host 127.0.0.1 --port "$port" --cache-mib 0 \
-    --sentence-context "$mode" > "$log" 2>&1 &
+    --sentence-context "$mode" $flags > "$log" 2>&1 &
   server=$!
   trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
   deadline=$((SECONDS + 600))
@@ -29,7 +30,7 @@ for mode in "$@"; do
   done
   "$py" -m dragoman eval --url "http://127.0.0.1:$port" --concurrency 16 --per-pair "$per_pair" \
     --seed 0 --kinds paragraph --pairs en-fr,en-de,en-es,en-zh \
-    --server-flags "dragoman serve --cache-mib 0 --sentence-context $mode" \
+    --server-flags "dragoman serve --cache-mib 0 --sentence-context $mode $flags" \
     --label "paragraphs, sentence context $mode, avx512-bf16 2-core host" \
     --out "$out/$mode"
   kill "$server"; wait "$server" 2>/dev/null || true
