@@ -32,6 +32,12 @@ def keys(url: str) -> int:
         return len(raw.keys("dragoman:t:*"))
 
 
+def clients(url: str) -> int:
+    """Connections the store holds, this one included."""
+    with Redis.from_url(url) as raw:
+        return len(raw.client_list())
+
+
 async def test_a_fresh_server_answers_from_the_shared_store(
     serve, fake: FakeTranslator, store: Store
 ) -> None:  # type: ignore[no-untyped-def]
@@ -45,6 +51,9 @@ async def test_a_fresh_server_answers_from_the_shared_store(
     end = loop.time() + 10
     while keys(store.url) < 2:  # written in the background
         assert loop.time() < end, "the translations never reached the store"
+        await asyncio.sleep(0.01)
+    while clients(store.url) > 1:  # the server's shutdown closed its connections
+        assert loop.time() < end, "the stopped server still holds store connections"
         await asyncio.sleep(0.01)
     with Redis.from_url(store.url) as raw:
         names = raw.keys("*")
