@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_SECONDS = 300.0
 HEALTH_TIMEOUT_SECONDS = 30.0  # a busy server answers /health from its HTTP threads
+# Output tokens asked for in one answer before the rest is streamed (see `_generate`): the
+# translations of most sentences fit (benchmarks/README.md "Which engine on which host").
+UNSTREAMED_TOKENS = 128
 
 
 def server_launcher(settings: EngineSettings) -> list[str]:
@@ -171,7 +174,7 @@ class LlamaCppTranslator:
         """A /completion request: dragoman's prompt as token ids (the GGUF's vocabulary is
         the tokenizer's), greedy, dragoman's budget and penalty. llama.cpp's penalty divides a
         seen token's logit as vLLM's does; its window is the slot's context so prompt and output
-        count, as in vLLM."""
+        count, as in vLLM. One answer, not a stream: `_generate` streams only an output's tail."""
         body: dict[str, Any] = {
             "prompt": ids,
             "n_predict": max_tokens,
@@ -179,9 +182,8 @@ class LlamaCppTranslator:
             "repeat_penalty": self._settings.repetition_penalty,
             "repeat_last_n": self._settings.max_model_len,
             "cache_prompt": True,  # the shared instruction prefix is not computed again
-            # The guard reads token ids as they come, as it does from vLLM's stream.
-            "stream": bool(self._settings.repeat_window),
-            "return_tokens": True,
+            "stream": False,
+            "return_tokens": True,  # the guard reads token ids
         }
         if self.prompts.stop:
             body["stop"] = self.prompts.stop
@@ -210,28 +212,28 @@ class LlamaCppTranslator:
         started = time.monotonic()
         self._running += 1
         try:
-            final, pieces, cut = await self._generate(self.payload(ids, max_tokens), guard)
+            final, text_out, cut, slot_seconds = await self._generate(
+                self.payload(ids, max_tokens), guard
+            )
         except (httpx.HTTPError, ValueError, KeyError) as exc:
             raise self._failure(exc) from exc
         finally:
             self._running -= 1
         wall = time.monotonic() - started
         tokens = guard.tokens if guard is not None else list(final.get("tokens") or [])
-        out_text = "".join(pieces)
         finish: FinishReason
         if cut is not None:
             tokens = tokens[:cut]
-            out_text = self._tokenizer.decode(tokens, skip_special_tokens=True)
+            text_out = self._tokenizer.decode(tokens, skip_special_tokens=True)
             finish = "repetition"
         else:
             finish = "length" if final.get("stop_type") == "limit" else "stop"
         output_tokens = len(tokens) if tokens else int(final.get("tokens_predicted", 0))
-        timings = final.get("timings") or {}
         inference = wall
-        if cut is None and "predicted_ms" in timings:  # its prompt and decode time in a slot
-            inference = min(wall, (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3)
+        if cut is None and slot_seconds is not None:  # its prompt and decode time in a slot
+            inference = min(wall, slot_seconds)
         return Translation(
-            text=clean_output(out_text, text),
+            text=clean_output(text_out, text),
             finish_reason=finish,
             input_tokens=len(ids),
             output_tokens=output_tokens,
@@ -241,18 +243,58 @@ class LlamaCppTranslator:
 
     async def _generate(
         self, body: dict[str, Any], guard: RepetitionGuard | None
-    ) -> tuple[dict[str, Any], list[str], int | None]:
-        """(last message, text pieces, guard's cut). Leaving the `async with` closes the
-        connection, and llama-server stops a slot whose client is gone: a cut output, or a
-        cancelled task (its client left), frees the slot at once."""
+    ) -> tuple[dict[str, Any], str, int | None, float | None]:
+        """(last answer, the output's text, guard's cut, seconds in llama.cpp's slot).
+
+        The first UNSTREAMED_TOKENS tokens come as one answer and the guard reads them whole;
+        only a longer output's tail is streamed, so the guard can stop a loop there as it comes.
+        A stream wakes this process and llama-server's HTTP thread at every token: on a small
+        CPU those wake-ups take time from llama.cpp's own threads (a token at one client ~7%
+        slower, benchmarks/README.md), while most translations are shorter than that, and a
+        loop in the first part costs at most that many tokens before the guard cuts it. The
+        tail continues from the prompt and the tokens so far: the slot still holds them
+        (cache_prompt), and greedy decoding with the same penalty window gives the same tokens."""
+        budget = int(body["n_predict"])
+        if guard is None:
+            final = await self._answer(body)
+            return final, final.get("content", ""), None, _slot_seconds(final)
+        head = await self._answer({**body, "n_predict": min(budget, UNSTREAMED_TOKENS)})
+        seconds = _slot_seconds(head)
+        cut = guard.feed(head.get("tokens") or [])
+        if cut is not None or head.get("stop_type") != "limit" or len(guard.tokens) >= budget:
+            return head, head.get("content", ""), cut, seconds
+        tail = {
+            **body,
+            "prompt": list(body["prompt"]) + guard.tokens,
+            "n_predict": budget - len(guard.tokens),
+            "stream": True,
+        }
+        final, cut = await self._stream(tail, guard)
+        more = _slot_seconds(final)
+        total = None if seconds is None or more is None else seconds + more
+        # The whole output's text from its tokens: the first answer may end inside a character.
+        return final, self._tokenizer.decode(guard.tokens, skip_special_tokens=True), cut, total
+
+    async def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One unstreamed answer. A cancelled task (its client left) closes the connection,
+        and llama-server stops a slot whose client is gone."""
+        r = await self._client.post("/completion", json=body)
+        if r.status_code != 200:
+            raise EngineFailed(f"llama-server answered {r.status_code}: {_error(r)}")
+        answer: dict[str, Any] = r.json()
+        return answer
+
+    async def _stream(
+        self, body: dict[str, Any], guard: RepetitionGuard
+    ) -> tuple[dict[str, Any], int | None]:
+        """(last message, guard's cut) of a streamed answer, fed to the guard token by token.
+        Leaving the `async with` closes the connection, and llama-server stops a slot whose
+        client is gone: a cut output, or a cancelled task, frees the slot at once."""
         async with self._client.stream("POST", "/completion", json=body) as r:
             if r.status_code != 200:
                 await r.aread()
                 raise EngineFailed(f"llama-server answered {r.status_code}: {_error(r)}")
-            if guard is None:
-                final: dict[str, Any] = json.loads(await r.aread())
-                return final, [final.get("content", "")], None
-            final, pieces = {}, []
+            final: dict[str, Any] = {}
             async for line in r.aiter_lines():
                 if not line.startswith("data: "):
                     continue
@@ -260,15 +302,22 @@ class LlamaCppTranslator:
                 if "error" in msg:
                     raise EngineFailed(f"llama-server: {msg['error']}")
                 final = msg
-                pieces.append(msg.get("content", ""))
                 cut = guard.feed(msg.get("tokens") or [])
                 if cut is not None:
-                    return final, pieces, cut
+                    return final, cut
                 if msg.get("stop"):
                     break
             if not final.get("stop"):
                 raise EngineFailed("llama-server's stream ended before the answer did")
-            return final, pieces, None
+            return final, None
+
+
+def _slot_seconds(answer: dict[str, Any]) -> float | None:
+    """Prompt and decode time of an answer in its slot, from llama-server's timings."""
+    timings = answer.get("timings") or {}
+    if "predicted_ms" not in timings:
+        return None
+    return float(timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3
 
 
 def slot_client(url: str, slots: int) -> httpx.AsyncClient:

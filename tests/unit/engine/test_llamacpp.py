@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dragoman.engine import _llamacpp_process, llamacpp_embedded
+from dragoman.engine import _llamacpp_process, llamacpp, llamacpp_embedded
 from dragoman.engine._llamacpp_process import LlamaServerProcess, command
 from dragoman.engine.llamacpp import (
     LlamaCppTranslator,
@@ -104,7 +104,8 @@ def test_payload_is_dragomans_prompt_budget_and_penalty_greedy_and_cached() -> N
     assert body["cache_prompt"] is True
     assert body["repeat_penalty"] == 1.05
     assert body["repeat_last_n"] == 512  # prompt and output count, as in vLLM
-    assert body["stream"] is True and body["return_tokens"] is True  # the guard reads tokens
+    # One answer (a stream only for an output's tail); the guard reads its tokens.
+    assert body["stream"] is False and body["return_tokens"] is True
     assert "stop" not in body
 
 
@@ -115,30 +116,61 @@ def test_payload_without_guard_is_one_answer_and_few_shot_stops_at_the_line() ->
     assert body["stop"] == ["\n"]
 
 
-async def test_streamed_answer_fills_usage_finish_and_timings() -> None:
+async def test_short_answer_in_one_piece_fills_usage_finish_and_timings() -> None:
     seen: list[dict[str, Any]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.url.path == "/completion"
         seen.append(json.loads(request.content))
         timings = {"prompt_ms": 100.0, "predicted_ms": 200.0}
-        body = sse(
-            {"content": "Merci ", "tokens": [7], "stop": False},
-            {"content": "beaucoup.", "tokens": [8], "stop": False},
-            final(content="", timings=timings),
+        return httpx.Response(
+            200, json=final(content="Merci beaucoup.", tokens=[7, 8], timings=timings)
         )
-        return httpx.Response(200, content=body)
 
     t = translator(handler)
     out = await t.translate("Thank you very much.", "en", "fr")
     assert out.text == "Merci beaucoup."
     assert out.finish_reason == "stop"
+    assert len(seen) == 1 and seen[0]["stream"] is False
+    assert seen[0]["n_predict"] == 3 * 4 + 16  # under UNSTREAMED_TOKENS: the whole budget
     assert out.input_tokens == len(seen[0]["prompt"])
     assert out.output_tokens == 2
     # Its slot's prompt and decode time, never more than the wall time seen here.
     assert 0 < out.inference_seconds <= 0.3
     assert out.queue_seconds >= 0
     assert t.num_unfinished_requests() == 0
+
+
+async def test_long_output_streams_its_tail_from_the_tokens_so_far(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(llamacpp, "UNSTREAMED_TOKENS", 2)
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        timings = {"prompt_ms": 10.0, "predicted_ms": 20.0}
+        ids = t._tokenizer.encode("Merci bien beau coup.")
+        if len(seen) == 1:
+            head = final(content="Merci", tokens=ids[:2], stop_type="limit", timings=timings)
+            return httpx.Response(200, json=head)
+        body = sse(
+            {"content": " beau", "tokens": ids[2:3], "stop": False},
+            final(content="coup.", tokens=ids[3:], timings=timings),
+        )
+        return httpx.Response(200, content=body)
+
+    t = translator(handler)
+    out = await t.translate("Thank you very much.", "en", "fr")
+    head, tail = seen
+    assert (head["stream"], head["n_predict"]) == (False, 2)
+    # The tail goes on from the prompt and the tokens so far, within what is left of the budget.
+    assert tail["stream"] is True
+    assert tail["prompt"] == head["prompt"] + t._tokenizer.encode("Merci bien")
+    assert tail["n_predict"] == 3 * 4 + 16 - 2
+    assert out.text == "Merci bien beau coup."  # the whole output decoded from its tokens
+    assert (out.finish_reason, out.output_tokens) == ("stop", 4)
+    assert 0 < out.inference_seconds <= 0.06  # both answers' slot time
 
 
 async def test_budget_reached_is_length() -> None:
@@ -150,17 +182,41 @@ async def test_budget_reached_is_length() -> None:
     assert (out.text, out.finish_reason, out.output_tokens) == ("Merci", "length", 1)
 
 
-async def test_a_loop_is_cut_by_the_guard_and_the_stream_closed() -> None:
-    stream = Endless()
+async def test_a_loop_in_the_first_answer_is_cut_by_the_guard() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        tra, la = t._tokenizer.encode("Tra la")
+        looped = final(content="Tra" + " la" * 40, tokens=[tra] + [la] * 40, stop_type="limit")
+        return httpx.Response(200, json=looped)
+
+    t = translator(handler)
+    out = await t.translate(" ".join(["word"] * 30), "en", "fr")
+    assert out.finish_reason == "repetition"
+    assert out.text == "Tra la"
+    assert len(seen) == 1  # no tail asked for
+
+
+async def test_a_loop_in_the_streamed_tail_is_cut_and_the_stream_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(llamacpp, "UNSTREAMED_TOKENS", 1)
     loop = [{"content": " la", "tokens": [5], "stop": False} for _ in range(40)]
 
     class Looping(Endless):
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            yield sse({"content": "Tra", "tokens": [4], "stop": False}, *loop)
+            yield sse(*loop)
             await asyncio.Event().wait()
 
     stream = Looping()
-    t = translator(lambda r: httpx.Response(200, stream=stream))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if not json.loads(request.content)["stream"]:
+            return httpx.Response(200, json=final(content="Tra", tokens=[4], stop_type="limit"))
+        return httpx.Response(200, stream=stream)
+
+    t = translator(handler)
     out = await t.translate(" ".join(["word"] * 30), "en", "fr")
     assert out.finish_reason == "repetition"
     assert out.output_tokens < 40
@@ -188,9 +244,13 @@ async def test_error_answer_is_engine_failed_with_its_message() -> None:
         await translator(handler).translate("Thank you.", "en", "fr")
 
 
-async def test_stream_cut_short_is_engine_failed() -> None:
+async def test_stream_cut_short_is_engine_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llamacpp, "UNSTREAMED_TOKENS", 1)
+
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=sse({"content": "Mer", "tokens": [1], "stop": False}))
+        if not json.loads(request.content)["stream"]:
+            return httpx.Response(200, json=final(content="Mer", tokens=[1], stop_type="limit"))
+        return httpx.Response(200, content=sse({"content": "ci", "tokens": [2], "stop": False}))
 
     with pytest.raises(EngineFailed, match="ended before the answer"):
         await translator(handler).translate("Thank you.", "en", "fr")
