@@ -1,6 +1,6 @@
 """The reply check on the real engine: a sentence the default model hands back in English when
 asked for Korean (found in the committed eval, benchmarks/results/eval-avx512bf16-2core/
-dragoman/eval.json, en-ko/sentence/006) is asked again, and the answer is in Korean."""
+dragoman/eval.json, en-ko/sentence/019) is asked again, and the answer is in Korean."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dragoman.service.validate import Validator
 
 pytestmark = pytest.mark.integration
 
-SOURCE = 'conf value "epub_uid" should be XML NAME for EPUB3'
+SOURCE = 'conf value "epub_author" should not be empty for EPUB3'
 
 
 def retries(metrics: str, reason: str, outcome: str) -> float:
