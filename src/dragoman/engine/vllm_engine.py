@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import EnginePlan, choose_weights, plan_engine
-from dragoman.engine.prompts import PromptBuilder, PromptFormat
+from dragoman.engine.prompts import Insisted, PromptBuilder, PromptFormat
 from dragoman.engine.protocol import (
     ChatChunk,
     ChatFinish,
@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 
 # Tokens per output the repetition guard receives (vLLM's per-request stream interval).
 STREAM_INTERVAL = 8
+RETRY_TEMPERATURE = 0.7
+"""Sampling for a second request (service/validate.py), seeded: measured against greedy in
+benchmarks/README.md, "Reply validation"."""
 
 
 def is_cpu_platform() -> bool:
@@ -181,6 +184,9 @@ class VllmTranslator:
         ids, max_tokens = self.prompts.build(text, source, target, terms)
         params = self._base_params.clone()
         params.max_tokens = max_tokens
+        if isinstance(text, Insisted):
+            # Asked again after a failed reply: greedy decoding would mostly repeat it.
+            params.temperature, params.seed = RETRY_TEMPERATURE, 0
 
         request_id = uuid.uuid4().hex
         started = time.monotonic()
