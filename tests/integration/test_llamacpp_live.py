@@ -13,7 +13,8 @@ import psutil
 import pytest
 
 from dragoman.bench.servers import Launched, launch_dragoman
-from dragoman.engine.llamacpp import server_launcher
+from dragoman.engine import llamacpp
+from dragoman.engine.llamacpp import open_llamacpp, server_launcher
 from dragoman.errors import DragomanError
 from dragoman.settings import EngineSettings
 
@@ -82,6 +83,41 @@ def test_libretranslate_translate_runs_on_llama_cpp(server: Launched) -> None:
     r = httpx.post(f"{server.url}/translate", json=body, timeout=ANSWER_SECONDS)
     assert r.status_code == 200, r.text
     assert "dank" in r.json()["translatedText"].lower()
+
+
+# Long enough that its translation runs past the unstreamed first answer.
+PARAGRAPH = (
+    "The museum reopened on Monday after two years of work. Visitors can now see the old "
+    "printing press in a room of its own, read the letters the printers wrote to their "
+    "families, and try setting a line of type by hand. The café on the ground floor serves "
+    "soup and bread at noon, and the garden behind the building is open until dusk. Tickets "
+    "cost eight euros for adults; children under twelve enter free. Guided tours in French "
+    "and English leave from the main hall every hour."
+)
+
+
+async def test_a_long_output_goes_on_where_its_first_answer_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first UNSTREAMED_TOKENS tokens come in one answer and the rest as a stream that goes
+    on from the prompt and those tokens: one whole translation, not a restart. (Not the tokens
+    of a single answer one for one: llama.cpp's greedy output already varies with what its slot
+    had cached.)"""
+    monkeypatch.setattr(llamacpp, "UNSTREAMED_TOKENS", 32)  # this output is ~120 tokens
+    settings = EngineSettings(max_num_seqs=1)
+    try:
+        server_launcher(settings)
+    except DragomanError as exc:
+        pytest.skip(str(exc))
+    async with open_llamacpp(settings, ("en", "fr")) as t:
+        out = await t.translate(PARAGRAPH, "en", "fr")
+        _, budget = t.prompts.build(PARAGRAPH, "en", "fr")
+    assert out.finish_reason == "stop", out
+    assert 32 < out.output_tokens <= budget  # the tail was streamed, within the budget
+    assert out.text.startswith("Le musée"), out.text
+    assert out.text.count(out.text[:30]) == 1, out.text  # the tail did not start again
+    assert "euros" in out.text and out.text.endswith("."), out.text  # up to the last sentences
+    assert out.inference_seconds > 0
 
 
 def test_stopping_dragoman_stops_llama_server(server: Launched) -> None:
