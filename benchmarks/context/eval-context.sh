@@ -13,28 +13,17 @@ per_pair="${PER_PAIR:-40}"
 py="${PYTHON:-$root/.venv/bin/python}"
 flags="${SERVER_FLAGS:-}"  # more serve flags for every mode, e.g. --no-retry-invalid
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
+. "$root/benchmarks/serve.sh"
 for mode in "$@"; do
   log="/tmp/dragoman-context-$mode-$port.log"
-  "$py" -m dragoman serve --host 127.0.0.1 --port "$port" --cache-mib 0 \
-    --sentence-context "$mode" $flags > "$log" 2>&1 &
-  server=$!
-  trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
-  deadline=$((SECONDS + 600))
-  until curl -fs "http://127.0.0.1:$port/ready" >/dev/null; do
-    if ! kill -0 "$server" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-      echo "server did not come up; log: $log" >&2
-      tail -20 "$log" >&2
-      exit 1
-    fi
-    sleep 2
-  done
+  serve_start "$log" -m dragoman serve --host 127.0.0.1 --port "$port" --cache-mib 0 \
+    --sentence-context "$mode" $flags
   "$py" -m dragoman eval --url "http://127.0.0.1:$port" --concurrency 16 --per-pair "$per_pair" \
     --seed 0 --kinds paragraph --pairs en-fr,en-de,en-es,en-zh \
     --server-flags "dragoman serve --cache-mib 0 --sentence-context $mode $flags" \
     --label "paragraphs, sentence context $mode, avx512-bf16 2-core host" \
     --out "$out/$mode"
-  kill "$server"; wait "$server" 2>/dev/null || true
-  trap - EXIT
+  serve_stop
   echo "replies asked again without context: $(grep -c 'context dropped' "$log" || true)" \
     > "$out/$mode/guard.txt"
   grep -o 'the reply [a-z ]*' "$log" | sort | uniq -c >> "$out/$mode/guard.txt" || true

@@ -8,19 +8,9 @@ variant="$1"; out="$2"; shift 2
 port="${PORT:-8431}"
 py="${PYTHON:-$root/.venv/bin/python}"
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
-"$py" "$root/benchmarks/prompts/variants.py" "$variant" serve --host 127.0.0.1 --port "$port" \
-  --cache-mib 0 > "/tmp/dragoman-variant-$port.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
-deadline=$((SECONDS + 600))
-until curl -fs "http://127.0.0.1:$port/ready" >/dev/null; do
-  if ! kill -0 "$server" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-    echo "server did not come up; log: /tmp/dragoman-variant-$port.log" >&2
-    tail -20 "/tmp/dragoman-variant-$port.log" >&2
-    exit 1
-  fi
-  sleep 2
-done
+. "$root/benchmarks/serve.sh"
+serve_start "/tmp/dragoman-variant-$port.log" "$root/benchmarks/prompts/variants.py" "$variant" \
+  serve --host 127.0.0.1 --port "$port" --cache-mib 0
 "$py" -m dragoman eval --url "http://127.0.0.1:$port" --concurrency 16 --per-pair 20 --seed 0 \
   --server-flags "dragoman serve --cache-mib 0, prompt variant $variant (benchmarks/prompts/variants.py)" \
   --label "prompt variant $variant, default model and settings, avx512-bf16 2-core host" \

