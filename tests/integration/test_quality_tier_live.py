@@ -7,6 +7,7 @@ qwen2.5-coder-1.5b-instruct` enables it)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,11 +18,12 @@ from tests.integration.conftest import Pace
 
 pytestmark = [pytest.mark.integration, pytest.mark.model_large]
 
+SMALL = "qwen2.5-coder-0.5b-instruct"
 LARGE = "qwen2.5-coder-1.5b-instruct"
 CONFIG = f"""
 [[models]]
 name = "qwen-0.5b"
-model = "qwen2.5-coder-0.5b-instruct"
+model = "{SMALL}"
 languages = ["en", "fr", "zh"]
 
 [[models]]
@@ -31,6 +33,7 @@ languages = ["en", "fr", "zh"]
 """
 START_SECONDS = 900  # two engines, one after the other: ~80 s on 2 cores, room for a busy one
 SENTENCE = "Thank you very much for your help."
+MAX_NUM_SEQS = 4
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +42,40 @@ def tiers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     from dragoman.models.prepare import is_prepared, model_dir
 
     settings = EngineSettings(model=LARGE)
-    if not is_prepared(model_dir(settings.data_dir, LARGE, weights_for(settings))):
+    large = model_dir(settings.data_dir, LARGE, weights_for(settings))
+    if not is_prepared(large):
         pytest.skip(f"{LARGE} is not prepared (dragoman model prepare --model {LARGE})")
+    need, free = _memory_gib(settings, large)
+    if free < need:
+        # On a host without native bf16 both models load in float32: twice their checkpoints.
+        pytest.skip(f"two-tier server needs ~{need:.0f} GiB, {free:.0f} GiB available")
     folder = tmp_path_factory.mktemp("tiers")
     (folder / "server.toml").write_text(CONFIG)
     config = str(folder / "server.toml")
     server = launch_dragoman(
-        folder, "--config", config, "--max-num-seqs", "4", timeout=START_SECONDS
+        folder, "--config", config, "--max-num-seqs", str(MAX_NUM_SEQS), timeout=START_SECONDS
     )
     yield server
     server.stop()
+
+
+def _memory_gib(settings: EngineSettings, large: Path) -> tuple[float, float]:
+    """What the second server's two engines take (weights in the plan's dtype, each engine's
+    KV cache, ~1.5 GiB of processes each) and what the host has available now."""
+    from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
+    from dragoman.host import detect
+
+    served = settings.model_copy(update={"max_num_seqs": MAX_NUM_SEQS})
+    plan = engine_plan(served, str(large))
+    scale = 2.0 if plan.dtype.value == "float32" else 1.0  # checkpoints are 16-bit
+    small = Path(loaded_model_path(settings.model_copy(update={"model": SMALL})))
+    weights = sum(f.stat().st_size for d in (small, large) for f in d.glob("*.safetensors"))
+    try:
+        kv = float(plan.kvcache_gib.value)
+    except ValueError:  # a GPU's KV cache is not in host memory
+        kv = 0.0
+    need = scale * weights / 2**30 + 2 * (kv + 1.5)
+    return need, detect().memory_available_gib
 
 
 @pytest.fixture(scope="module")
