@@ -13,8 +13,10 @@ from dragoman.text.markup import MARKER_HINT
 SYSTEM = "You are a professional translator. Reply with the translation only, no notes."
 
 
-_MARKERS = re.compile(r"</?g\d+>|<x\d+/>")
-_TOKENS = re.compile(r"\{\d+\}")
+# What the service puts in a unit for the model to keep: inline markers (markup taken apart)
+# and masked placeholders.
+MARKERS = re.compile(r"</?g\d+>|<x\d+/>")
+PLACEHOLDERS = re.compile(r"\{\d+\}")
 TOKEN_HINT = "Keep every placeholder like {1} exactly as it is."
 
 
@@ -22,9 +24,9 @@ def hints(text: str) -> str:
     """What the model is told about the markers and placeholders the text holds (the service
     puts them there: markup taken apart, placeholders masked)."""
     out = []
-    if _MARKERS.search(text):
+    if MARKERS.search(text):
         out.append(MARKER_HINT)
-    if _TOKENS.search(text):
+    if PLACEHOLDERS.search(text):
         out.append(TOKEN_HINT)
     return "".join(" " + h for h in out)
 
@@ -126,7 +128,7 @@ class Insisted(str):
 def insist_note(text: str, target: str, failure: str) -> str:
     """What the second request adds for a reply that failed with `failure`."""
     if failure == "placeholders":
-        kept = " ".join(dict.fromkeys(_MARKERS.findall(text) + _TOKENS.findall(text)))
+        kept = " ".join(dict.fromkeys(MARKERS.findall(text) + PLACEHOLDERS.findall(text)))
         return f" The translation must contain each of these exactly once: {kept}."
     name = language_name(target)
     return f" Write the translation in {name}, not in any other language. " + ANSWER_IN.get(

@@ -4,7 +4,7 @@ unit tests use a small fake with the same shape."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -30,6 +30,17 @@ class Translation:
     output_tokens: int
     queue_seconds: float
     inference_seconds: float
+
+
+def charged_both(kept: Translation, first: Translation, second: Translation) -> Translation:
+    """`kept` (one of two replies asked for one text), charged with both requests' tokens and
+    engine time."""
+    return replace(
+        kept,
+        input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        inference_seconds=first.inference_seconds + second.inference_seconds,
+    )
 
 
 class Translator(Protocol):

@@ -6,24 +6,20 @@ sentence (the model translated a neighbour too, or copied it) is asked again wit
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import replace
 
 import sentencex
 
-from dragoman.engine.prompts import InContext
-from dragoman.engine.protocol import ContextMode, Terms, Translation, Translator
+from dragoman.engine.prompts import MARKERS, InContext
+from dragoman.engine.protocol import ContextMode, Terms, Translation, Translator, charged_both
 
 log = logging.getLogger(__name__)
-
-_MARKERS = re.compile(r"</?g\d+>|<x\d+/>")
 
 
 def with_neighbours(units: list[str], mode: ContextMode) -> list[str]:
     """`units` (one text's sentences, in order), each with its neighbours where `mode` asks."""
     if mode == "off" or len(units) < 2:
         return units
-    shown = [_MARKERS.sub("", u) for u in units]  # a neighbour's tags are not the model's work
+    shown = [MARKERS.sub("", u) for u in units]  # a neighbour's tags are not the model's work
     out: list[str] = []
     for k, unit in enumerate(units):
         before = shown[k - 1] if k > 0 else ""
@@ -61,9 +57,4 @@ async def translate(
         return reply
     log.info("context dropped for a sentence: the reply %s", why)
     alone = await translator.translate(str(text), source, target, terms)
-    return replace(
-        alone,
-        input_tokens=reply.input_tokens + alone.input_tokens,
-        output_tokens=reply.output_tokens + alone.output_tokens,
-        inference_seconds=reply.inference_seconds + alone.inference_seconds,
-    )
+    return charged_both(alone, reply, alone)

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
@@ -25,6 +25,7 @@ from dragoman.engine.protocol import (
     Tiered,
     Translation,
     Translator,
+    charged_both,
 )
 from dragoman.errors import (
     DeadlineExceeded,
@@ -270,7 +271,7 @@ class TranslationService:
         source: str,
         target: str,
         terms: Terms,
-        deadline: Deadline | None = None,
+        deadline: Deadline,
     ) -> Translation:
         """One unit: from the cache, else one engine request shared with any identical one
         in flight."""
@@ -295,7 +296,7 @@ class TranslationService:
         source: str,
         target: str,
         terms: Terms,
-        deadline: Deadline | None,
+        deadline: Deadline,
     ) -> Translation:
         """One unit's engine request, checked; a failed reply is asked again once, with an
         instruction naming what failed, within the unit's admitted place and the deadline."""
@@ -307,7 +308,7 @@ class TranslationService:
         if failure is None:
             return first
         # A second reply takes about as long as the first: no time for it, keep the first.
-        if deadline is not None and deadline.remaining() < 2 * first.inference_seconds:
+        if deadline.remaining() < 2 * first.inference_seconds:
             self.metrics.validation_retries.labels(failure, "skipped").inc()
             return first
         again = Insisted(str(text), insist_note(text, target, failure))
@@ -317,12 +318,7 @@ class TranslationService:
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)
         best = second if rank(failed) < rank(failure) else first
-        return replace(
-            best,
-            input_tokens=first.input_tokens + second.input_tokens,
-            output_tokens=first.output_tokens + second.output_tokens,
-            inference_seconds=first.inference_seconds + second.inference_seconds,
-        )
+        return charged_both(best, first, second)
 
     async def _fan_out(
         self,

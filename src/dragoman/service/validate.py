@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dragoman.detect import LanguageDetector
+from dragoman.engine.prompts import MARKERS, PLACEHOLDERS
 from dragoman.eval.metrics import text_length, without_copied_names
 
 Failure = Literal["placeholders", "language", "length"]
 FAILURES: tuple[Failure, ...] = ("placeholders", "language", "length")
 
-_TOKENS = re.compile(r"\{\d+\}|</?g\d+>|<x\d+/>")
+_TOKENS = re.compile(f"{PLACEHOLDERS.pattern}|{MARKERS.pattern}")
 
 # A reply is called wrong-language only when the detector is sure and has enough to go on:
 # measured on the eval's references, which are right by construction (false alarms), and its
