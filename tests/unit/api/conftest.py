@@ -27,10 +27,7 @@ def settings(tmp_path) -> ServeSettings:  # type: ignore[no-untyped-def]
 async def app(fake: FakeTranslator, settings: ServeSettings) -> AsyncIterator[FastAPI]:
     app = build_app(settings, factory_for(fake))
     async with app.router.lifespan_context(app):
-        for _ in range(100):  # the host loads the engine in the background
-            if app.state.engine_host.state == "ready":
-                break
-            await asyncio.sleep(0.01)
+        await engine_ready(app)
         yield app
 
 
@@ -54,10 +51,7 @@ def serve(fake: FakeTranslator, tmp_path):  # type: ignore[no-untyped-def]
         base: dict[str, object] = {"data_dir": tmp_path, "max_items": 4, "max_text_chars": 200}
         app = build_app(ServeSettings(**{**base, **overrides}), factory_for(fake))  # type: ignore[arg-type]
         async with app.router.lifespan_context(app):
-            for _ in range(100):
-                if app.state.engine_host.state == "ready":
-                    break
-                await asyncio.sleep(0.01)
+            await engine_ready(app)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
                 yield app, c
@@ -72,3 +66,8 @@ async def wait_for(condition, within: float = 5.0) -> None:  # type: ignore[no-u
     while not condition():
         assert loop.time() < end, "condition not met in time"
         await asyncio.sleep(0.005)
+
+
+async def engine_ready(app: FastAPI, within: float = 30.0) -> None:
+    """Wait until the app's engine host, which loads in the background, is ready."""
+    await wait_for(lambda: app.state.engine_host.state == "ready", within)

@@ -4,7 +4,6 @@ one service."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from dragoman.api.app import build_app
 from dragoman.api.serve import open_translator
 from dragoman.settings import ServeSettings
+from tests.unit.api.conftest import engine_ready
 
 MODELS = [
     {"name": "small", "model": "qwen2.5-coder-0.5b-instruct", "languages": ["en", "fr", "ko"]},
@@ -31,10 +31,7 @@ async def client(tmp_path) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[
     settings = ServeSettings(data_dir=tmp_path, architecture="echo", models=MODELS)  # type: ignore[arg-type]
     app = build_app(settings, lambda: open_translator(settings, ()))
     async with app.router.lifespan_context(app):
-        for _ in range(100):  # the host loads the engines in the background
-            if app.state.engine_host.state == "ready":
-                break
-            await asyncio.sleep(0.01)
+        await engine_ready(app)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
             yield c

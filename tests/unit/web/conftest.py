@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -12,6 +11,7 @@ from dragoman.api.app import build_app
 from dragoman.settings import ServeSettings
 from dragoman.web.sampler import Sampler
 from tests.fakes import FakeTranslator, factory_for
+from tests.unit.api.conftest import engine_ready
 
 Served = tuple[FastAPI, httpx.AsyncClient]
 
@@ -27,10 +27,7 @@ def serve(tmp_path, monkeypatch) -> Callable[..., AbstractAsyncContextManager[Se
         settings = ServeSettings(data_dir=tmp_path, **overrides)  # type: ignore[arg-type]
         app = build_app(settings, factory_for(FakeTranslator(delay=0.01)))
         async with app.router.lifespan_context(app):
-            for _ in range(100):
-                if app.state.engine_host.state == "ready":
-                    break
-                await asyncio.sleep(0.01)
+            await engine_ready(app)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
                 yield app, c
