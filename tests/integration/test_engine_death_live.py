@@ -45,6 +45,13 @@ def engine_core(server: Launched) -> psutil.Process:
     raise AssertionError("no EngineCore process under the server")
 
 
+LONG = " ".join(SENTENCES * 3)  # long enough to be certainly in flight when the core dies
+
+
+async def _in_flight(c: httpx.AsyncClient) -> int:
+    return int((await c.get("/ready")).json().get("admitted_in_flight", 0))
+
+
 async def test_killed_engine_fails_health_exits_nonzero_and_the_proxy_reroutes(
     live_server: Launched, victim: Launched, pace: Pace, tmp_path: Path
 ) -> None:
@@ -58,9 +65,13 @@ async def test_killed_engine_fails_health_exits_nonzero_and_the_proxy_reroutes(
     try:
         total, clients = 24, 4
         statuses: list[int] = []
+        killed = asyncio.Event()
         core = engine_core(victim)
         timeout = httpx.Timeout(pace.deadline(400))
-        async with httpx.AsyncClient(base_url=router.url, timeout=timeout) as c:
+        async with (
+            httpx.AsyncClient(base_url=router.url, timeout=timeout) as c,
+            httpx.AsyncClient(base_url=victim.url, timeout=timeout) as direct,
+        ):
 
             async def healthy_both() -> bool:
                 return all(b["healthy"] for b in (await c.get("/v1/backends")).json())
@@ -71,7 +82,7 @@ async def test_killed_engine_fails_health_exits_nonzero_and_the_proxy_reroutes(
                 await asyncio.sleep(0.2)
 
             async def client(n: int) -> None:
-                while len(statuses) < total:
+                while len(statuses) < total or not killed.is_set():
                     body = {
                         "text": SENTENCES[(n + len(statuses)) % len(SENTENCES)],
                         "source_lang": "en",
@@ -79,11 +90,29 @@ async def test_killed_engine_fails_health_exits_nonzero_and_the_proxy_reroutes(
                     }
                     r = await c.post("/v1/translate", json=body)
                     statuses.append(r.status_code)
-                    if len(statuses) == clients:  # load running on both: kill the engine
-                        os.kill(core.pid, signal.SIGKILL)
 
-            await asyncio.gather(*(client(n) for n in range(clients)))
+            async def in_flight_at_death() -> httpx.Response:
+                """A request of the victim's own, in its engine when the core is killed."""
+                body = {"text": LONG, "source_lang": "en", "target_lang": "de"}
+                return await direct.post("/v1/translate", json=body)
+
+            async def killer() -> None:
+                end = time.monotonic() + pace.deadline(100)
+                while await _in_flight(direct) < 1:
+                    assert time.monotonic() < end, "the victim never had work in flight"
+                    await asyncio.sleep(0.05)
+                os.kill(core.pid, signal.SIGKILL)
+                killed.set()
+
+            waited = asyncio.ensure_future(in_flight_at_death())
+            load = asyncio.gather(killer(), *(client(n) for n in range(clients)))
+            await load
+            hit = await waited
             metrics = (await c.get("/metrics")).text
+        # Work in the engine when it died is answered 503 engine_dead (which a proxy retries),
+        # not left waiting until the shutdown cancels it into a bare 500.
+        assert hit.status_code == 503, (hit.status_code, hit.text)
+        assert hit.json()["error"]["code"] == "engine_dead", hit.text
         assert statuses == [200] * len(statuses), statuses
         # Work did reach the dying backend (b0) and was sent on: its failures were seen.
         failed = [

@@ -169,11 +169,24 @@ class VllmTranslator:
 
     async def check_health(self) -> None:
         if self._engine.errored:
+            self._fail_in_flight()
             raise EngineDead("the engine has stopped; restart the server")
         try:
             await self._engine.check_health()
         except Exception as exc:
+            self._fail_in_flight()
             raise EngineDead(f"the engine has stopped: {exc}") from exc
+
+    def _fail_in_flight(self) -> None:
+        """Wake every request waiting on the dead engine with EngineDeadError (so its client
+        gets 503 `engine_dead` now, which a proxy retries elsewhere). vLLM marks a killed engine
+        core dead but leaves requests already in flight waiting for output that never comes,
+        until the server's shutdown cancels them (uvicorn then answers a bare 500)."""
+        from vllm.v1.engine.exceptions import EngineDeadError
+
+        processor = getattr(self._engine, "output_processor", None)
+        if processor is not None:
+            processor.propagate_error(EngineDeadError())
 
     async def translate(
         self, text: str, source: str, target: str, terms: Terms = ()

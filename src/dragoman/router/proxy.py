@@ -1,8 +1,10 @@
 """Forward one request to the best backend: any surface's translation (native, LibreTranslate,
 DeepL), chat, or a read. A backend that cannot be reached, or answers 429 (at its admission
 limit) or 503 (draining, loading, dead, or its queue too long for the deadline), is passed over
-for the next best (translation is idempotent, and a refused request did no work); only when
-every candidate is saturated does the client get the 429 (the soonest Retry-After) or 503.
+for the next best (translation is idempotent, and a refused request did no work); so is one that
+failed with 500 or 502 (its engine died under the request, or a fault of that backend's own).
+Only when every candidate is saturated does the client get the 429 (the soonest Retry-After) or
+503, and only when every one failed, the last failure.
 Bodies and query strings pass through untouched, with the client's content type, key, request
 id and deadline headers; a streamed answer (chat's server-sent events) is relayed as it comes."""
 
@@ -28,6 +30,8 @@ _HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive
 FORWARDED = ("content-type", "authorization", "x-request-id", "x-request-timeout", "accept")
 # A backend answering these is alive but cannot take the request now: try another.
 _SATURATED = (429, 503)
+# A backend answering these failed this request; another may not (the work is idempotent).
+_FAILED = (500, 502)
 # 503 codes that mean the backend is going away: out of the pool until its checks pass.
 _GONE = {"draining", "engine_dead"}
 
@@ -148,6 +152,7 @@ async def forward(
 ) -> Response:
     tried: set[str] = set()
     refused: list[tuple[Backend, httpx.Response]] = []
+    failed: list[tuple[Backend, httpx.Response]] = []
     unreachable: str | None = None
     while True:
         try:
@@ -170,10 +175,18 @@ async def forward(
         if r.status_code in _SATURATED or (r.is_closed and _error_code(r) == "model_not_found"):
             refused.append((backend, r))  # full, going away, or serving another model
             continue
+        if r.status_code in _FAILED and r.is_closed:
+            log.warning(
+                "backend %s failed the request (%d); trying another", backend.name, r.status_code
+            )
+            failed.append((backend, r))
+            continue
         return _relay(backend, r)
     full = [(b, r) for b, r in refused if r.status_code == 429]
     if full:
         return _relay(*min(full, key=lambda br: _retry_after(br[1])))
     if refused:
         return _relay(*refused[-1])
+    if failed:
+        return _relay(*failed[-1])
     raise BackendUnreachable(f"backend {unreachable} could not be reached")
