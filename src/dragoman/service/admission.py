@@ -69,7 +69,9 @@ class Admission:
         self.in_flight = 0
         self.draining = False
         self._completions: deque[tuple[float, int]] = deque()
+        self._in_window = 0  # the sum of the completions' counts
         self._busy_since: float | None = None
+        self._busy_done = 0  # completions since _busy_since
         self._line = 0.0  # when the last refused request's places will have drained
         self._last_rate = 0.0  # the drain rate when the last busy period ended
         self._idle = asyncio.Event()
@@ -83,15 +85,16 @@ class Admission:
         Zero when nothing finished lately."""
         now = self._clock()
         self._forget(now)
-        start = now - self.window
-        if self._busy_since is not None:
-            start = max(start, self._busy_since)
-        done = sum(n for t, n in self._completions if t >= start)
+        start, done = now - self.window, self._in_window
+        if self._busy_since is not None and self._busy_since > start:
+            # the busy period lies inside the window: its completions are the count since
+            # it began (kept as a total: every request asks, and a window holds thousands)
+            start, done = self._busy_since, self._busy_done
         return done / max(1.0, now - start) if done else 0.0
 
     def _forget(self, now: float) -> None:
         while self._completions and self._completions[0][0] < now - self.window:
-            self._completions.popleft()
+            self._in_window -= self._completions.popleft()[1]
 
     def _seconds_for(self, completions: int) -> float | None:
         rate = self.rate()
@@ -127,6 +130,7 @@ class Admission:
                 )
         if self.in_flight == 0:
             self._busy_since = self._clock()
+            self._busy_done = 0
             self._idle.clear()
         self.in_flight += n
         return Ticket(self, n)
@@ -151,6 +155,8 @@ class Admission:
         now = self._clock()
         if completed:
             self._completions.append((now, n))
+            self._in_window += n
+            self._busy_done += n
         if self.in_flight == 0:
             self._last_rate = self.rate() or self._last_rate
             self._busy_since = None

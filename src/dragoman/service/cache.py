@@ -41,6 +41,10 @@ class TranslationCache:
         raw = "\x1f".join((self._salt, model, source, target, text, glossary)).encode()
         return hashlib.blake2b(raw, digest_size=16).digest()
 
+    def holds(self, key: bytes) -> bool:
+        """Whether the local cache has `key` (not counted as a hit or a miss)."""
+        return self.enabled and key in self._lru
+
     def get(self, key: bytes) -> Translation | None:
         if not self.enabled:
             return None

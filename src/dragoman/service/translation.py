@@ -214,15 +214,17 @@ class TranslationService:
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed before it was admitted"
             )
-        # A long document holds at most max_items places; its units take turns in them.
+        # A long document holds at most max_items places; its units take turns in them. A
+        # request the cache answers whole takes no place: it does no engine work.
+        cached = self._cached(jobs)
         held = min(len(jobs), self.settings.max_items)
-        ticket = self.admission.admit(held, remaining) if jobs else None
+        ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree
         self.metrics.admitted.inc()
         if caller.name is not None:
             self.metrics.key_requests.labels(caller.name).inc()
             self.metrics.key_characters.labels(caller.name).inc(chars)
-        done: list[Translation] = []
+        done: list[Translation] = cached or []
         if ticket is not None:
             try:
                 done = await self._fan_out(jobs, ticket, held, deadline)
@@ -263,6 +265,22 @@ class TranslationService:
             ]
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
         return Translated(results, model, sources, detections, missed_terms, tier)
+
+    def _cached(
+        self, jobs: list[tuple[Translator, str, str, str, Terms]]
+    ) -> list[Translation] | None:
+        """Every unit's translation when the local cache holds them all (a repeated request),
+        answered without admission or tasks; None when any is missing."""
+        if not jobs or not self.cache.enabled:
+            return None
+        keys = [
+            self.cache.key(engine.model_for(source, target), source, target, text, terms)
+            for engine, text, source, target, terms in jobs
+        ]
+        if not all(self.cache.holds(key) for key in keys):
+            return None
+        hits = [self.cache.get(key) for key in keys]
+        return None if None in hits else [h for h in hits if h is not None]
 
     async def _unit(
         self,

@@ -59,14 +59,29 @@ async def test_retry_after_comes_from_the_drain_rate(serve, fake: FakeTranslator
         held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(3)]
         await wait_for(lambda: fake.running == 3)
         fake.delay = 0
-        for _ in range(2):  # two texts finish within the busy period: 2 a second
-            assert (await c.post("/v1/translate", json=body("quick"))).status_code == 200
+        for i in range(2):  # two texts finish within the busy period: 2 a second
+            assert (await c.post("/v1/translate", json=body(f"quick{i}"))).status_code == 200
         fake.delay = 5
         held.append(asyncio.create_task(c.post("/v1/translate", json=body("fourth"))))
         await wait_for(lambda: fake.running == 4)
         r = await c.post("/v1/translate", json=body(["x", "y", "z", "w"]))
         assert r.status_code == 429
         assert r.headers["retry-after"] == "2"  # 4 places at 2 a second
+        for task in held:
+            task.cancel()
+        await asyncio.gather(*held, return_exceptions=True)
+
+
+async def test_a_cached_answer_takes_no_place(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
+    async with serve(max_admitted=4) as (_app, c):
+        assert (await c.post("/v1/translate", json=body("cached"))).status_code == 200
+        fake.delay = 5
+        held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(4)]
+        await wait_for(lambda: fake.running == 4)
+        for _ in range(3):  # the bound is full; a repeat is answered all the same
+            assert (await c.post("/v1/translate", json=body("cached"))).status_code == 200
+        assert fake.started == 5  # the repeats did no engine work
+        assert (await c.post("/v1/translate", json=body("new"))).status_code == 429
         for task in held:
             task.cancel()
         await asyncio.gather(*held, return_exceptions=True)

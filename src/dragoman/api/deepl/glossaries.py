@@ -21,7 +21,7 @@ from dragoman.service.glossary import Glossary, GlossaryStore, parse_entries
 router = APIRouter(prefix="/v2", tags=["deepl"])
 
 
-def get_store(request: Request) -> GlossaryStore:
+async def get_store(request: Request) -> GlossaryStore:
     store: GlossaryStore = request.app.state.glossaries
     return store
 

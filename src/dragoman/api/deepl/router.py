@@ -32,7 +32,7 @@ _ERRORS = {
 }
 
 
-def deepl_caller(request: Request, keys: KeysDep) -> Caller:
+async def deepl_caller(request: Request, keys: KeysDep) -> Caller:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     raw = token.strip() if scheme.lower() in ("deepl-auth-key", "bearer") else None
     return keys.authenticate(raw or None, "Authorization: DeepL-Auth-Key <key>")
