@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from dragoman.text.letters import has_letters
+
 # Longest and most specific first: a URL may hold an '@' or '%s', a {{var}} holds a {var}.
 _NOT_LANGUAGE = re.compile(
     r"""
@@ -28,10 +30,6 @@ _SPACES = re.compile(r"\s+")
 def strip_non_language(text: str) -> str:
     """`text` without URLs, e-mail addresses, placeholders, tags and digits, spaces collapsed."""
     return _SPACES.sub(" ", _NOT_LANGUAGE.sub(" ", text)).strip()
-
-
-def has_letters(text: str) -> bool:
-    return any(ch.isalpha() for ch in text)
 
 
 def has_language(text: str) -> bool:

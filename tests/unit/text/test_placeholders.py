@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dragoman.text.placeholders import mask
+from dragoman.text.placeholders import _MAYBE, _PLACEHOLDER, mask
 
 KINDS = [
     "%(name)s",
@@ -50,3 +52,18 @@ def test_lost_repeated_and_invented_tokens_are_repaired() -> None:
     assert len(repairs) == 2
     out, _ = m.unmask("")
     assert out.count("%(name)s") == 1 and out.count("{count}") == 1
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(KINDS), st.text(alphabet="ab.+-_@:/%{}[]<>`w1 X", max_size=8)),
+        max_size=6,
+    )
+)
+def test_the_quick_check_never_hides_a_placeholder(parts: list[str]) -> None:
+    """`mask` skips the full pattern when the quick check finds nothing: it must find
+    something in every text the full pattern would match."""
+    text = "".join(parts)
+    assert bool(_PLACEHOLDER.search(text)) <= bool(_MAYBE.search(text))
+    assert mask(text).originals == tuple(_PLACEHOLDER.findall(text))

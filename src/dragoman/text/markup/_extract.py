@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from dragoman.text.letters import has_letters
 from dragoman.text.markup.markers import Token
 
 
@@ -79,6 +80,24 @@ class Extractor:
     slots: list[Slot] = field(default_factory=list)
     markers: list[tuple[str, ...]] = field(default_factory=list)
     _skip: dict[Any, bool] = field(default_factory=dict)
+    _kept: set[Any] | None = None
+    """HTML: the elements `_excluded` names, found in one pass over the tree (`prepare`)."""
+
+    def prepare(self, top: Any) -> None:
+        """Index the tree's nodes in document order and, for HTML, find the elements kept whole
+        by their attributes or `ignore` in one XPath pass rather than asking every node."""
+        self.index.update((node, i) for i, node in enumerate(top.iter()))
+        if self.xml:
+            return
+        marked = top.xpath("descendant-or-self::*[@translate or @class]")
+        self._kept = {
+            node
+            for node in marked
+            if (node.get("translate") or "").strip().lower() == "no"
+            or "notranslate" in (node.get("class") or "").split()
+        }
+        if self.ignore:
+            self._kept.update(top.iter(*self.ignore))
 
     def walk(self, container: Any) -> None:
         self._attributes(container)
@@ -138,14 +157,10 @@ class Extractor:
 
     def _excluded(self, node: Any) -> bool:
         """Kept verbatim, attributes included (a `<pre>` is only kept for its content)."""
+        if self._kept is not None:
+            return node in self._kept
         tag = node.tag if isinstance(node.tag, str) else ""
-        if self.xml:
-            return tag in self.ignore or tag.rpartition("}")[2] in self.ignore
-        return (
-            tag in self.ignore
-            or (node.get("translate") or "").strip().lower() == "no"
-            or "notranslate" in (node.get("class") or "").split()
-        )
+        return tag in self.ignore or tag.rpartition("}")[2] in self.ignore
 
     def _flush(self, container: Any, after: Any, run: list[Any]) -> None:
         lead = (container.text if after is None else after.tail) or ""
@@ -227,7 +242,7 @@ class Extractor:
         for name in names:
             value = node.get(name) or ""
             text = _WS.sub(" ", value).strip(" ")
-            if not any(c.isalpha() for c in text):
+            if not has_letters(text):
                 continue
             self.units.append(text)
             self.markers.append(())
@@ -237,7 +252,7 @@ class Extractor:
 def _unit(tokens: list[Token]) -> tuple[str, str, str]:
     """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
     had before and after, kept in place. Empty when the run has no letters."""
-    if not any(k == "t" and any(c.isalpha() for c in v) for k, v in tokens):
+    if not any(k == "t" and has_letters(v) for k, v in tokens):
         return "", "", ""
     out: list[str] = []
     space = True  # at the start of a block a space renders as nothing

@@ -144,7 +144,7 @@ def _extract(
     text: str, root: Any, kind: str, extractor: Extractor, declaration: str = ""
 ) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
-    extractor.index.update((node, i) for i, node in enumerate(top.iter()))
+    extractor.prepare(top)
     extractor.walk(top)
     return Markup(
         extractor.units,
