@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 
 from cachetools import LRUCache
@@ -41,22 +42,32 @@ class TranslationCache:
         raw = "\x1f".join((self._salt, model, source, target, text, glossary)).encode()
         return hashlib.blake2b(raw, digest_size=16).digest()
 
-    def holds(self, key: bytes) -> bool:
-        """Whether the local cache has `key` (not counted as a hit or a miss)."""
-        return self.enabled and key in self._lru
-
     def get(self, key: bytes) -> Translation | None:
         if not self.enabled:
             return None
         hit = self._lru.get(key)
-        (self._metrics.cache_hits if hit else self._metrics.cache_misses).labels("local").inc()
+        if hit is None:
+            self._metrics.cache_misses.labels("local").inc()
+            return None
+        return self._hit(hit)
+
+    def get_all(self, keys: Iterable[bytes]) -> list[Translation] | None:
+        """Every key's translation when the local cache holds them all, each counted as a hit;
+        None, with nothing counted, at the first key it lacks (the rest are not computed)."""
+        if not self.enabled:
+            return None
+        held = []
+        for key in keys:
+            if key not in self._lru:
+                return None
+            held.append(key)
+        return [self._hit(self._lru[key]) for key in held]
+
+    def _hit(self, value: Translation) -> Translation:
+        self._metrics.cache_hits.labels("local").inc()
         # A hit did no engine work: no tokens, no time.
-        return (
-            None
-            if hit is None
-            else replace(
-                hit, input_tokens=0, output_tokens=0, queue_seconds=0.0, inference_seconds=0.0
-            )
+        return replace(
+            value, input_tokens=0, output_tokens=0, queue_seconds=0.0, inference_seconds=0.0
         )
 
     async def fetch(self, key: bytes) -> Translation | None:

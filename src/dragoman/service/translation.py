@@ -271,16 +271,12 @@ class TranslationService:
     ) -> list[Translation] | None:
         """Every unit's translation when the local cache holds them all (a repeated request),
         answered without admission or tasks; None when any is missing."""
-        if not jobs or not self.cache.enabled:
+        if not jobs:
             return None
-        keys = [
+        return self.cache.get_all(
             self.cache.key(engine.model_for(source, target), source, target, text, terms)
             for engine, text, source, target, terms in jobs
-        ]
-        if not all(self.cache.holds(key) for key in keys):
-            return None
-        hits = [self.cache.get(key) for key in keys]
-        return None if None in hits else [h for h in hits if h is not None]
+        )
 
     async def _unit(
         self,

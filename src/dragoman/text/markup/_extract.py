@@ -80,7 +80,7 @@ class Extractor:
     slots: list[Slot] = field(default_factory=list)
     markers: list[tuple[str, ...]] = field(default_factory=list)
     _skip: dict[Any, bool] = field(default_factory=dict)
-    _kept: set[Any] | None = None
+    _kept: set[Any] = field(default_factory=set)
     """HTML: the elements `_excluded` names, found in one pass over the tree (`prepare`)."""
 
     def prepare(self, top: Any) -> None:
@@ -90,12 +90,12 @@ class Extractor:
         if self.xml:
             return
         marked = top.xpath("descendant-or-self::*[@translate or @class]")
-        self._kept = {
+        self._kept.update(
             node
             for node in marked
             if (node.get("translate") or "").strip().lower() == "no"
             or "notranslate" in (node.get("class") or "").split()
-        }
+        )
         if self.ignore:
             self._kept.update(top.iter(*self.ignore))
 
@@ -157,7 +157,7 @@ class Extractor:
 
     def _excluded(self, node: Any) -> bool:
         """Kept verbatim, attributes included (a `<pre>` is only kept for its content)."""
-        if self._kept is not None:
+        if not self.xml:
             return node in self._kept
         tag = node.tag if isinstance(node.tag, str) else ""
         return tag in self.ignore or tag.rpartition("}")[2] in self.ignore
