@@ -5,6 +5,7 @@ there (the xllamacpp wheel of the `cpu` extra, or a build of scripts/build-llama
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -118,6 +119,28 @@ async def test_a_long_output_goes_on_where_its_first_answer_stopped(
     assert out.text.count(out.text[:30]) == 1, out.text  # the tail did not start again
     assert "euros" in out.text and out.text.endswith("."), out.text  # up to the last sentences
     assert out.inference_seconds > 0
+
+
+async def test_sentences_at_once_share_one_computed_prefix_restored_into_their_slots() -> None:
+    """The real server saves a slot's prompt prefix and restores it into others: the pair's
+    prefix is computed once for three sentences sent at once, and the slots that restored it
+    translate as well as the one that computed it."""
+    settings = EngineSettings(max_num_seqs=3, max_model_len=512)
+    try:
+        server_launcher(settings)
+    except DragomanError as exc:
+        pytest.skip(str(exc))
+    texts = ("Thank you very much.", "Good morning, my friend.", "Where is the train station?")
+    async with open_llamacpp(settings, ("en", "fr")) as t:
+        outs = await asyncio.gather(*(t.translate(x, "en", "fr") for x in texts))
+        bank = t._bank
+        assert bank.enabled and (bank.computed, bank.restored) == (1, 2)
+        again = await t.translate("Good night.", "en", "fr")  # a slot that holds it already
+        assert (bank.computed, bank.restored) == (1, 2)
+    words = ("merci", "bonjour", "où")
+    for out, word in zip(outs, words, strict=True):
+        assert out.finish_reason == "stop" and word in out.text.lower(), outs
+    assert "nuit" in again.text.lower(), again
 
 
 def test_stopping_dragoman_stops_llama_server(server: Launched) -> None:

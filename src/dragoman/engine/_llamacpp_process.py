@@ -47,6 +47,7 @@ def command(
     threads: int,
     slots: int,
     max_model_len: int,
+    slot_save_path: Path | None = None,
 ) -> list[str]:
     """A server of `slots` sequences decoded together (continuous batching), each with a
     context of `max_model_len` tokens, on 127.0.0.1 only. `launcher` starts it: a llama-server
@@ -79,6 +80,8 @@ def command(
         "--no-webui",
         "--seed",
         "0",
+        # Where slots save the prompt prefixes other slots restore (engine/_llamacpp_slots.py).
+        *(["--slot-save-path", str(slot_save_path)] if slot_save_path is not None else []),
     ]
 
 

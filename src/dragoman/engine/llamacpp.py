@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from dragoman.engine._llamacpp_process import LlamaServerProcess, command, free_port
+from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
@@ -131,6 +133,7 @@ class LlamaCppTranslator:
         prompt_format: PromptFormat = "chat",
         name: str | None = None,
         plan: EnginePlan | None = None,
+        prefix_bank: bool = False,
     ) -> None:
         self._client = client
         self._server = server
@@ -147,6 +150,8 @@ class LlamaCppTranslator:
             prompt_format,
         )
         self._running = 0
+        self._slots = SlotPicker(settings.max_num_seqs)
+        self._bank = PrefixBank(client, lambda pair: self.prompts.shared_prefix(*pair), prefix_bank)
 
     def num_unfinished_requests(self) -> int:
         return self._running
@@ -170,9 +175,10 @@ class LlamaCppTranslator:
         if r.status_code != 200:
             raise EngineDead(f"llama-server's /health answered {r.status_code}: {r.text[:200]}")
 
-    def payload(self, ids: list[int], max_tokens: int) -> dict[str, Any]:
+    def payload(self, ids: list[int], max_tokens: int, slot: int | None = None) -> dict[str, Any]:
         """A /completion request: dragoman's prompt as token ids (the GGUF's vocabulary is
-        the tokenizer's), greedy, dragoman's budget and penalty. llama.cpp's penalty divides a
+        the tokenizer's), greedy, dragoman's budget and penalty, in the slot `slot` names
+        (engine/_llamacpp_slots.py). llama.cpp's penalty divides a
         seen token's logit as vLLM's does; its window is the slot's context so prompt and output
         count, as in vLLM. One answer, not a stream: `_generate` streams only an output's tail."""
         body: dict[str, Any] = {
@@ -185,6 +191,8 @@ class LlamaCppTranslator:
             "stream": False,
             "return_tokens": True,  # the guard reads token ids
         }
+        if slot is not None:
+            body["id_slot"] = slot
         if self.prompts.stop:
             body["stop"] = self.prompts.stop
         return body
@@ -211,10 +219,16 @@ class LlamaCppTranslator:
         guard = self._guard(text, max_tokens)
         started = time.monotonic()
         self._running += 1
+        pair = (source, target)
         try:
-            final, text_out, cut, slot_seconds = await self._generate(
-                self.payload(ids, max_tokens), guard
-            )
+            # The pair's system prompt and examples lead the prompt: a slot that ran the pair
+            # last holds them, any other gets them from the bank (engine/_llamacpp_slots.py).
+            async with self._slots.hold(pair) as slot:
+                if self._slots.key_of(slot) != pair:
+                    await self._bank.load(pair, slot)
+                final, text_out, cut, slot_seconds = await self._generate(
+                    self.payload(ids, max_tokens, slot), guard
+                )
         except (httpx.HTTPError, ValueError, KeyError) as exc:
             raise self._failure(exc) from exc
         finally:
@@ -321,8 +335,9 @@ def _slot_seconds(answer: dict[str, Any]) -> float | None:
 
 
 def slot_client(url: str, slots: int) -> httpx.AsyncClient:
-    """A connection per slot; more requests wait here for a free one, not in llama-server's
-    HTTP queue, for as long as it takes: deadlines are the service's, which cancels."""
+    """A connection per slot (requests past the slots wait for one in the translator's
+    SlotPicker, not in llama-server's HTTP queue), without timeouts past the connect:
+    deadlines are the service's, which cancels."""
     limits = httpx.Limits(max_connections=slots + 1)
     timeout = httpx.Timeout(10.0, read=None, pool=None)
     return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout)
@@ -357,6 +372,8 @@ async def open_llamacpp(
     label = name or settings.model
     log.info("engine for %s on %s: %s", label, host.label(), plan.summary())
     port = free_port()
+    prefixes = settings.data_dir / "slots" / f"llama-server-{port}"
+    prefixes.mkdir(parents=True, exist_ok=True)
     cmd = command(
         launcher,
         gguf,
@@ -365,6 +382,7 @@ async def open_llamacpp(
         threads=int(plan.threads.value),
         slots=settings.max_num_seqs,
         max_model_len=settings.max_model_len,
+        slot_save_path=prefixes,
     )
     server = LlamaServerProcess(cmd, settings.data_dir / "logs" / f"llama-server-{port}.log")
     started = time.monotonic()
@@ -379,9 +397,10 @@ async def open_llamacpp(
         )
         async with slot_client(server.url, settings.max_num_seqs) as c:
             yield LlamaCppTranslator(
-                c, server, settings, tokenizer, languages, prompt_format, label, plan
+                c, server, settings, tokenizer, languages, prompt_format, label, plan, True
             )
     finally:
         await server.stop()
+        shutil.rmtree(prefixes, ignore_errors=True)
         if server.exit_code() in (0, -15):
             server.log_path.unlink(missing_ok=True)  # kept only when it failed

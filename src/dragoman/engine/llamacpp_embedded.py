@@ -9,6 +9,7 @@ SIGINT, and exits 0."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -37,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-webui", action="store_true")
     p.add_argument("--jinja", action="store_true")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--slot-save-path", default="")
     return p
 
 
@@ -58,6 +60,8 @@ def params(args: argparse.Namespace) -> Any:
     p.ui = not args.no_webui
     p.use_jinja = args.jinja
     p.sampling.seed = args.seed
+    if args.slot_save_path:  # llama-server's own flag parsing adds the separator
+        p.slot_save_path = os.path.join(args.slot_save_path, "")
     return p
 
 

@@ -222,6 +222,7 @@ class PromptBuilder:
         self.format = fmt
         self.stop = ["\n"] if fmt == "few-shot" else None
         self._prefix_lens: dict[tuple[str, str], int] = {}
+        self._shared: dict[tuple[str, str], list[int]] = {}
 
     def _prefix_len(self, source: str, target: str) -> int:
         """Tokens of the prompt around the text: a pair's examples make it the pair's own."""
@@ -229,6 +230,19 @@ class PromptBuilder:
         if key not in self._prefix_lens:
             self._prefix_lens[key] = len(self.prompt_ids("", source, target))
         return self._prefix_lens[key]
+
+    def shared_prefix(self, source: str, target: str) -> list[int]:
+        """The token ids every prompt of the pair starts with (system prompt, examples, the
+        instruction's opening): what two prompts of unlike texts have in common."""
+        key = (source, target)
+        if key not in self._shared:
+            a = self.prompt_ids("A", source, target)
+            b = self.prompt_ids("1", source, target)
+            n = 0
+            while n < min(len(a), len(b)) and a[n] == b[n]:
+                n += 1
+            self._shared[key] = a[:n]
+        return self._shared[key]
 
     def prompt_ids(self, text: str, source: str, target: str, terms: Terms = ()) -> list[int]:
         if self.format == "few-shot":
