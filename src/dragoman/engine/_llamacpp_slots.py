@@ -8,9 +8,11 @@ system prompt alone is that much: at one client it ran every pair in the same on
 each request computing its pair's examples again (the log showed 10-17% of a slot's prompt kept,
 140-220 prompt tokens at 8-10 ms each on a 2-core AVX2 host: most of a short request's time).
 
-So the translator names the slot (`id_slot`): an idle slot that last ran the same pair; else
-one never used; else the idle slot whose pair is held by the most other slots (the last holder
-of a pair is kept), least recently used among equals. A request holds its slot until its answer
+So the translator names the slot (`id_slot`): an idle slot that last ran the same pair (of
+those, the one whose last prompt shares most with this one: a text asked again, or a reply
+asked again with a note, finds its own); else one never used; else the idle slot whose pair is
+held by the most other slots (the last holder of a pair is kept), least recently used among
+equals. A request holds its slot until its answer
 is whole (a streamed tail continues in it), so the service knows which slots are busy; the slots
 also bound how many requests are in llama-server at once, as the connection pool did.
 
@@ -30,7 +32,7 @@ import asyncio
 import itertools
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,15 +47,16 @@ class SlotPicker:
     def __init__(self, slots: int) -> None:
         self._free = set(range(slots))
         self._keys: list[Hashable | None] = [None] * slots
+        self._prompts: list[Sequence[int]] = [()] * slots
         self._last = [0] * slots
         self._clock = itertools.count(1)
         self._permits = asyncio.Semaphore(slots)
 
-    def pick(self, key: Hashable) -> int:
-        """The idle slot for a prompt of `key` (at least one must be idle)."""
+    def pick(self, key: Hashable, prompt: Sequence[int] = ()) -> int:
+        """The idle slot for `prompt`, of `key` (at least one slot must be idle)."""
         same = [s for s in self._free if self._keys[s] == key]
         if same:
-            return max(same, key=lambda s: self._last[s])  # the latest holds the most
+            return max(same, key=lambda s: (_common(self._prompts[s], prompt), self._last[s]))
         empty = [s for s in self._free if self._keys[s] is None]
         if empty:
             return min(empty)
@@ -61,16 +64,16 @@ class SlotPicker:
         return max(self._free, key=lambda s: (holders[self._keys[s]], -self._last[s]))
 
     @asynccontextmanager
-    async def hold(self, key: Hashable) -> AsyncIterator[int]:
+    async def hold(self, key: Hashable, prompt: Sequence[int] = ()) -> AsyncIterator[int]:
         """A slot for one request of `key`, waiting (first come, first served) while all are
-        busy; it holds `key`'s prompt once released."""
+        busy; it holds `prompt` once released."""
         async with self._permits:
-            slot = self.pick(key)
+            slot = self.pick(key, prompt)
             self._free.remove(slot)
             try:
                 yield slot
             finally:
-                self._keys[slot] = key
+                self._keys[slot], self._prompts[slot] = key, prompt
                 self._last[slot] = next(self._clock)
                 self._free.add(slot)
 
@@ -145,6 +148,15 @@ class PrefixBank:
         if self.enabled:
             log.warning("prompt prefixes are computed in each slot: %s", why)
         self.enabled = False
+
+
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
 
 
 def _message(r: httpx.Response) -> str:

@@ -223,7 +223,7 @@ class LlamaCppTranslator:
         try:
             # The pair's system prompt and examples lead the prompt: a slot that ran the pair
             # last holds them, any other gets them from the bank (engine/_llamacpp_slots.py).
-            async with self._slots.hold(pair) as slot:
+            async with self._slots.hold(pair, ids) as slot:
                 if self._slots.key_of(slot) != pair:
                     await self._bank.load(pair, slot)
                 final, text_out, cut, slot_seconds = await self._generate(

@@ -34,6 +34,19 @@ async def test_a_pair_returns_to_the_slot_that_ran_it_last() -> None:
     assert await run(picker, "en-fr") == fr
 
 
+async def test_of_a_pairs_slots_the_one_whose_last_prompt_shares_most_is_taken() -> None:
+    picker = SlotPicker(4)
+    async with AsyncExitStack() as stack:
+        a = await stack.enter_async_context(picker.hold("en-fr", [1, 2, 3, 4, 5]))
+        b = await stack.enter_async_context(picker.hold("en-fr", [1, 2, 3, 9, 9]))
+    async with picker.hold("en-fr", [1, 2, 3, 4, 5, 6]) as again:  # asked again, with a note
+        assert again == a
+    async with picker.hold("en-fr", [1, 2, 3, 9, 9]) as repeat:
+        assert repeat == b
+    async with picker.hold("en-fr", [1, 2, 7]) as neither:  # as much in each: the latest
+        assert neither == b
+
+
 async def test_concurrent_requests_of_a_pair_take_its_slots_then_unused_ones() -> None:
     picker = SlotPicker(4)
     async with AsyncExitStack() as stack:
