@@ -150,3 +150,12 @@ class LlamaServerProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # also anything left in its group
         await asyncio.to_thread(proc.wait)
+
+
+def error_message(r: httpx.Response) -> str:
+    """The message of a llama-server error answer (its `error.message`, else the body)."""
+    try:
+        err = r.json().get("error", {})
+        return str(err.get("message", err) if isinstance(err, dict) else err)[:300]
+    except (ValueError, AttributeError):
+        return r.text[:300]

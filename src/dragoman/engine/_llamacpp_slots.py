@@ -34,9 +34,10 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
+
+from dragoman.engine._llamacpp_process import error_message
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ class PrefixBank:
             }
             r = await self._client.post("/completion", json=body)
             if r.status_code != 200:
-                self._off(f"computing a prefix answered {r.status_code}: {r.text[:200]}")
+                self._off(f"computing a prefix answered {r.status_code}: {error_message(r)}")
                 return
             name = f"prefix-{next(self._names)}.bin"
             if await self._action(slot, "save", name):
@@ -141,7 +142,7 @@ class PrefixBank:
         r = await self._client.post(f"/slots/{slot}", params={"action": action}, json=body)
         if r.status_code == 200:
             return True  # llama-server defers an action on a busy slot until it is idle
-        self._off(f"slot {action} answered {r.status_code}: {_message(r)}")
+        self._off(f"slot {action} answered {r.status_code}: {error_message(r)}")
         return False
 
     def _off(self, why: str) -> None:
@@ -157,12 +158,3 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
         if a[i] != b[i]:
             return i
     return n
-
-
-def _message(r: httpx.Response) -> str:
-    try:
-        body: Any = r.json()
-        err = body.get("error", body) if isinstance(body, dict) else body
-        return str(err.get("message", err) if isinstance(err, dict) else err)[:200]
-    except ValueError:
-        return r.text[:200]

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from dragoman.engine._llamacpp_process import LlamaServerProcess, command, free_port
+from dragoman.engine._llamacpp_process import (
+    LlamaServerProcess,
+    command,
+    error_message,
+    free_port,
+)
 from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
@@ -294,7 +299,7 @@ class LlamaCppTranslator:
         and llama-server stops a slot whose client is gone."""
         r = await self._client.post("/completion", json=body)
         if r.status_code != 200:
-            raise EngineFailed(f"llama-server answered {r.status_code}: {_error(r)}")
+            raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
         answer: dict[str, Any] = r.json()
         return answer
 
@@ -307,7 +312,7 @@ class LlamaCppTranslator:
         async with self._client.stream("POST", "/completion", json=body) as r:
             if r.status_code != 200:
                 await r.aread()
-                raise EngineFailed(f"llama-server answered {r.status_code}: {_error(r)}")
+                raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
             final: dict[str, Any] = {}
             async for line in r.aiter_lines():
                 if not line.startswith("data: "):
@@ -341,14 +346,6 @@ def slot_client(url: str, slots: int) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=slots + 1)
     timeout = httpx.Timeout(10.0, read=None, pool=None)
     return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout)
-
-
-def _error(r: httpx.Response) -> str:
-    try:
-        err = r.json().get("error", {})
-        return str(err.get("message", err) if isinstance(err, dict) else err)[:300]
-    except ValueError:
-        return r.text[:300]
 
 
 @asynccontextmanager
