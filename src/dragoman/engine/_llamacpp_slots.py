@@ -38,6 +38,7 @@ from contextlib import asynccontextmanager
 import httpx
 
 from dragoman.engine._llamacpp_process import error_message
+from dragoman.engine.prompts import shared_length
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class SlotPicker:
         """The idle slot for `prompt`, of `key` (at least one slot must be idle)."""
         same = [s for s in self._free if self._keys[s] == key]
         if same:
-            return max(same, key=lambda s: (_common(self._prompts[s], prompt), self._last[s]))
+            return max(same, key=lambda s: (shared_length(self._prompts[s], prompt), self._last[s]))
         empty = [s for s in self._free if self._keys[s] is None]
         if empty:
             return min(empty)
@@ -149,12 +150,3 @@ class PrefixBank:
         if self.enabled:
             log.warning("prompt prefixes are computed in each slot: %s", why)
         self.enabled = False
-
-
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens `a` and `b` share."""
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n

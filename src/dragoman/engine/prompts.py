@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from dragoman.engine.protocol import Terms
@@ -202,6 +203,15 @@ def few_shot_prompt(text: str, source: str, target: str) -> str:
 PromptFormat = Literal["chat", "few-shot"]
 
 
+def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two prompts share."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
 class PromptBuilder:
     """Prompts as token ids (the model's chat template, or few-shot for base models), and each
     text's output budget. Shared by every architecture (and the benchmark's offline and peer
@@ -238,10 +248,7 @@ class PromptBuilder:
         if key not in self._shared:
             a = self.prompt_ids("A", source, target)
             b = self.prompt_ids("1", source, target)
-            n = 0
-            while n < min(len(a), len(b)) and a[n] == b[n]:
-                n += 1
-            self._shared[key] = a[:n]
+            self._shared[key] = a[: shared_length(a, b)]
         return self._shared[key]
 
     def prompt_ids(self, text: str, source: str, target: str, terms: Terms = ()) -> list[int]:
