@@ -11,9 +11,9 @@ import importlib.metadata
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
@@ -37,9 +37,12 @@ if TYPE_CHECKING:
     from dragoman.settings import EngineSettings, ModelSettings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+DEAD = "the engine has stopped; restart the server"
 
 # Tokens per output the repetition guard receives (vLLM's per-request stream interval).
 STREAM_INTERVAL = 8
+STARTUP_QUESTION_SECONDS = 120.0
 RETRY_TEMPERATURE = 0.7
 """Sampling for a second request (service/validate.py), seeded: measured against greedy in
 benchmarks/README.md, "Reply validation"."""
@@ -119,6 +122,8 @@ class VllmTranslator:
 
         self._engine = engine
         self._settings = settings
+        # Set once the engine is known dead: frees requests vLLM itself cannot wake.
+        self._dead = asyncio.Event()
         self._tokenizer: Any = engine.get_tokenizer()
         self.model_name = name or settings.model
         self.languages = languages
@@ -152,7 +157,9 @@ class VllmTranslator:
         output budget, penalty); the benchmark compares the two in one process."""
         plan = next(iter(self.plans.values()), None)
         fmt = self.prompts.format
-        return VllmTranslator(self._engine, settings, self.languages, fmt, self.model_name, plan)
+        other = VllmTranslator(self._engine, settings, self.languages, fmt, self.model_name, plan)
+        other._dead = self._dead  # one engine, one death
+        return other
 
     def _guard(self, text: str, max_tokens: int) -> RepetitionGuard:
         """Units up to a long sentence. Repetition the source itself has (3+ copies: "ha ha ha
@@ -170,7 +177,7 @@ class VllmTranslator:
     async def check_health(self) -> None:
         if self._engine.errored:
             self._fail_in_flight()
-            raise EngineDead("the engine has stopped; restart the server")
+            raise EngineDead(DEAD)
         try:
             await self._engine.check_health()
         except Exception as exc:
@@ -181,9 +188,12 @@ class VllmTranslator:
         """Wake every request waiting on the dead engine with EngineDeadError (so its client
         gets 503 `engine_dead` now, which a proxy retries elsewhere). vLLM marks a killed engine
         core dead but leaves requests already in flight waiting for output that never comes,
-        until the server's shutdown cancels them (uvicorn then answers a bare 500)."""
+        until the server's shutdown cancels them (uvicorn then answers a bare 500); and a
+        request not yet registered with it (waiting on a reply of the core's) is out of its
+        reach: `_dead` frees those."""
         from vllm.v1.engine.exceptions import EngineDeadError
 
+        self._dead.set()
         processor = getattr(self._engine, "output_processor", None)
         if processor is not None:
             processor.propagate_error(EngineDeadError())
@@ -209,7 +219,9 @@ class VllmTranslator:
         pieces: list[str] = []
         cut: int | None = None
         stream = self._engine.generate(TokensPrompt(prompt_token_ids=ids), params, request_id)
-        try:
+
+        async def consume() -> None:
+            nonlocal final, cut
             async for out in stream:
                 final = out
                 if guard is None:
@@ -218,15 +230,22 @@ class VllmTranslator:
                 cut = guard.feed(out.outputs[0].token_ids)
                 if cut is not None:
                     break
+
+        try:
+            await unless_dead(consume(), self._dead)
+        except EngineDead:
+            raise
         except EngineDeadError as exc:
-            raise EngineDead("the engine has stopped; restart the server") from exc
+            self._fail_in_flight()
+            raise EngineDead(DEAD) from exc
         except (ValueError, TypeError) as exc:  # request refused by vLLM's input checks
             raise EngineFailed(str(exc)) from exc
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             if self._engine.errored:
-                raise EngineDead("the engine has stopped; restart the server") from exc
+                self._fail_in_flight()
+                raise EngineDead(DEAD) from exc
             raise EngineFailed(f"translation failed in the engine: {exc}") from exc
         finally:
             await stream.aclose()  # aborts the engine request if it is still running
@@ -322,7 +341,10 @@ class VllmTranslator:
             TokensPrompt(prompt_token_ids=ids), sampling, uuid.uuid4().hex
         )
         try:
-            async for out in stream:
+            # The first step adds the request to the engine: the one vLLM cannot wake if the
+            # engine dies meanwhile. Once added, vLLM (or _fail_in_flight) wakes it.
+            out = await unless_dead(anext(stream, None), self._dead)
+            while out is not None:
                 step = out.outputs[0]
                 made += len(step.token_ids)
                 finish: ChatFinish | None = None
@@ -330,13 +352,18 @@ class VllmTranslator:
                     finish = "length" if step.finish_reason == "length" else "stop"
                 if step.text or finish:
                     yield ChatChunk(step.text, len(ids), made, finish)
+                out = await anext(stream, None)
+        except EngineDead:
+            raise
         except EngineDeadError as exc:
-            raise EngineDead("the engine has stopped; restart the server") from exc
+            self._fail_in_flight()
+            raise EngineDead(DEAD) from exc
         except VLLMClientError as exc:  # refused by vLLM's own request checks
             raise InvalidRequest(str(exc)) from exc
         except Exception as exc:
             if self._engine.errored:
-                raise EngineDead("the engine has stopped; restart the server") from exc
+                self._fail_in_flight()
+                raise EngineDead(DEAD) from exc
             raise EngineFailed(f"generation failed in the engine: {exc}") from exc
         finally:
             await stream.aclose()  # aborts the engine request if it is still running
@@ -386,6 +413,27 @@ def _build(args: Any, prometheus: bool) -> AsyncLLM:
     )
 
 
+async def unless_dead(work: Awaitable[T], dead: asyncio.Event) -> T:
+    """`work`'s result, or EngineDead as soon as `dead` is set (`work` is then cancelled, so
+    vLLM aborts what it had started). Cancelling the caller cancels `work` too."""
+    if dead.is_set():
+        if asyncio.iscoroutine(work):
+            work.close()
+        raise EngineDead(DEAD)
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(dead.wait())
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        raise EngineDead(DEAD)
+    return task.result()
+
+
 @asynccontextmanager
 async def open_vllm(
     settings: EngineSettings,
@@ -408,6 +456,9 @@ async def open_vllm(
     engine = await asyncio.to_thread(_build, args, prometheus)
     try:
         engine._run_output_handler()  # built off the loop thread; start its loop here
+        # vLLM asks the engine core for this on a request's way in, until it has it once; a
+        # core that dies before answering leaves that request waiting for ever. Ask it here.
+        await asyncio.wait_for(engine.get_supported_tasks(), STARTUP_QUESTION_SECONDS)
         log.info("engine ready in %.1f s (%s)", time.monotonic() - started, model_path)
         yield VllmTranslator(engine, settings, languages, prompt_format, name, plan)
     finally:

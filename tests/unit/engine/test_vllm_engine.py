@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
 import pytest
 
 from dragoman.engine import vllm_engine
+from dragoman.errors import EngineDead
 
 
 @pytest.mark.skipif(
@@ -50,3 +52,59 @@ def test_is_cpu_platform_asks_vllm_when_the_build_is_not_known(
     monkeypatch.setattr(vllm_engine, "_installed", lambda name: name == "vllm")
     assert vllm_engine.is_cpu_platform() is False
     assert asked == ["vllm"]
+
+
+async def test_unless_dead_returns_the_work_s_result() -> None:
+    async def work() -> str:
+        await asyncio.sleep(0)
+        return "done"
+
+    assert await vllm_engine.unless_dead(work(), asyncio.Event()) == "done"
+
+
+async def test_unless_dead_frees_work_that_would_wait_for_ever_when_the_engine_dies() -> None:
+    # vLLM leaves a request waiting on a reply of the dead core's for ever: the death frees it.
+    dead = asyncio.Event()
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    async def forever() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()  # cancelled, so vLLM gets to abort what it started
+
+    waiting = asyncio.ensure_future(vllm_engine.unless_dead(forever(), dead))
+    await asyncio.wait_for(started.wait(), 10)
+    dead.set()
+    with pytest.raises(EngineDead):
+        await asyncio.wait_for(waiting, 10)
+    assert ended.is_set()
+    # Once dead, new work is refused at once and never started.
+    again = forever()
+    with pytest.raises(EngineDead):
+        await vllm_engine.unless_dead(again, dead)
+    assert again.cr_frame is None  # closed, not left to warn "never awaited"
+
+
+async def test_unless_dead_passes_errors_and_cancellation_through() -> None:
+    async def fails() -> None:
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        await vllm_engine.unless_dead(fails(), asyncio.Event())
+
+    ended = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    waiting = asyncio.ensure_future(vllm_engine.unless_dead(forever(), asyncio.Event()))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert ended.is_set()  # the client left: the work is cancelled too
