@@ -112,9 +112,7 @@ class Host:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(
-            native_bf16=self.native_bf16, int8_dot=self.int8_dot, cpu_class=self.cpu_class
-        )
+        out.update(native_bf16=self.native_bf16, int8_dot=self.int8_dot, cpu_class=self.cpu_class)
         return out
 
 

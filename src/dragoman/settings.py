@@ -534,6 +534,10 @@ class BenchSettings(EngineSettings):
     load, on --proxy-backends: echo (0 and 50 ms a text) and the real engine (needs the `ray`
     extra)."""
 
+    ray_layouts: list[Literal["split", "whole"]] = ["split"]
+    """Layouts of the Ray app that --ray measures (`dragoman deploy ray --ray-layout`), each
+    against the same direct server."""
+
     overload: bool = False
     """Measure the overload targets instead: one real server, closed-loop clients up to its
     admission bound, then 4x the bound honouring Retry-After; --seconds-per-level a phase."""

@@ -49,7 +49,7 @@ def serve(settings: ServeSettings) -> None:
     settings, engine = resolve_architecture(settings)
     log.info("engine: %s (%s)", engine.value, engine.reason)
     if settings.architecture == "llama-cpp":
-        _check_llamacpp(settings)
+        check_llamacpp(settings)
     elif settings.architecture != "echo":
         for model in {settings.model} | {m.model for m in settings.models}:
             if model in CATALOGUE:
@@ -98,7 +98,7 @@ def open_translator(
     return open_baseline(settings, langs, settings.workers, batch)
 
 
-def _check_llamacpp(settings: ServeSettings) -> None:
+def check_llamacpp(settings: ServeSettings) -> None:
     """Fail before binding the port: llama.cpp's server is there, the model ships a GGUF, and
     its tokenizer (the full prepared form) and GGUF are on disk."""
     from dragoman.engine.llamacpp import server_launcher

@@ -65,14 +65,14 @@ def _log(console: Console, row: dict[str, Any]) -> None:
         else f"echo {1000 * row['echo_delay_s']:g} ms"
     )
     console.log(
-        f"{name}, c={row['concurrency']}: added p50 {row['added_p50_ms']:.2f} ms, "
+        f"{name}, {_layout(row)}, c={row['concurrency']}: added p50 {row['added_p50_ms']:.2f} ms, "
         f"throughput {100 * row['throughput_ratio']:.1f}% of direct, "
         f"errors {row['ray']['errors']} (direct {row['direct']['errors']})"
     )
 
 
 async def _echo(
-    s: BenchSettings, delay: float, logs: Path, console: Console
+    s: BenchSettings, delay: float, layout: str, logs: Path, console: Console
 ) -> tuple[list[dict[str, Any]], float]:
     """Both servers up at once (no engine): direct before and after each Ray level, their
     mean cancelling slow drift."""
@@ -86,6 +86,7 @@ async def _echo(
             logs,
             *("--architecture", "echo", "--languages", LANGUAGES, "--log-level", "warning"),
             *flags,
+            *("--ray-layout", layout),
         )
         try:
             rows = []
@@ -93,7 +94,7 @@ async def _echo(
                 runs = {}
                 for via, server in (("direct", direct), ("ray", ray), ("direct2", direct)):
                     runs[via] = await _level(server.url, s, items, c)
-                rows.append(_row("echo", delay, c, runs))
+                rows.append({**_row("echo", delay, c, runs), "layout": layout})
                 _log(console, rows[-1])
             return rows, ray.start_seconds
         finally:
@@ -103,8 +104,8 @@ async def _echo(
 
 
 async def _engine(
-    s: BenchSettings, logs: Path, console: Console
-) -> tuple[list[dict[str, Any]], float]:
+    s: BenchSettings, layouts: list[str], logs: Path, console: Console
+) -> tuple[list[dict[str, Any]], list[float]]:
     """The real engine: one at a time (two would share the cores), direct first."""
     items = workloads.build(s.workload, s.workload_size, s.seed)
     flags = [*engine_flags(s), "--log-level", "warning"]
@@ -115,16 +116,19 @@ async def _engine(
             runs[c]["direct"] = await _level(direct.url, s, items, c)
     finally:
         await asyncio.to_thread(direct.stop)
-    ray = await asyncio.to_thread(launch_ray, logs, *flags, timeout=900)
-    try:
+    rows, starts = [], []
+    for layout in layouts:
+        ray = await asyncio.to_thread(launch_ray, logs, *flags, "--ray-layout", layout, timeout=900)
+        try:
+            for c in s.concurrency:
+                runs[c]["ray"] = await _level(ray.url, s, items, c)
+        finally:
+            await asyncio.to_thread(ray.stop)
+        starts.append(ray.start_seconds)
         for c in s.concurrency:
-            runs[c]["ray"] = await _level(ray.url, s, items, c)
-    finally:
-        await asyncio.to_thread(ray.stop)
-    rows = [_row("continuous", 0.0, c, runs[c]) for c in s.concurrency]
-    for row in rows:
-        _log(console, row)
-    return rows, ray.start_seconds
+            rows.append({**_row("continuous", 0.0, c, runs[c]), "layout": layout})
+            _log(console, rows[-1])
+    return rows, starts
 
 
 async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
@@ -133,14 +137,17 @@ async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     starts: list[float] = []
     for backend in s.proxy_backends:
-        for delay in ECHO_DELAYS if backend == "echo" else (0.0,):
-            if backend == "echo":
-                got, start = await _echo(s, delay, logs, console)
-            else:
-                got, start = await _engine(s, logs, console)
-            console.log(f"Ray Serve app up in {start:.1f} s (cluster start included)")
+        if backend != "echo":
+            got, started = await _engine(s, list(s.ray_layouts), logs, console)
             rows += got
-            starts.append(start)
+            starts += started
+            continue
+        for delay in ECHO_DELAYS:
+            for layout in s.ray_layouts:
+                got, start = await _echo(s, delay, layout, logs, console)
+                console.log(f"Ray Serve app up in {start:.1f} s (cluster start included)")
+                rows += got
+                starts.append(start)
     return {"rows": rows, "ray_start_seconds": starts}
 
 
@@ -150,19 +157,23 @@ def _engine_label(row: dict[str, Any]) -> str:
     return f"echo {1000 * row['echo_delay_s']:g} ms"
 
 
+def _layout(row: dict[str, Any]) -> str:
+    return str(row.get("layout", "split"))
+
+
 def markdown(results: dict[str, Any], s: BenchSettings) -> str:
     lines = [
         f"# Ray Serve path overhead: workload `{s.workload}`, "
         f"{s.requests_per_level} requests per level",
         "",
-        "| engine | clients | direct p50 ms | Ray p50 ms | added p50 ms | direct p99 ms "
-        "| Ray p99 ms | direct req/s | Ray req/s | Ray/direct | Ray errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| engine | layout | clients | direct p50 ms | Ray p50 ms | added p50 ms "
+        "| direct p99 ms | Ray p99 ms | direct req/s | Ray req/s | Ray/direct | Ray errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
         d, p = r["direct"], r["ray"]
         lines.append(
-            f"| {_engine_label(r)} | {r['concurrency']} "
+            f"| {_engine_label(r)} | {_layout(r)} | {r['concurrency']} "
             f"| {1000 * d['latency_p50_s']:.2f} | {1000 * p['latency_p50_s']:.2f} "
             f"| {r['added_p50_ms']:.2f} | {1000 * d['latency_p99_s']:.2f} "
             f"| {1000 * p['latency_p99_s']:.2f} | {d['rps']:.1f} | {p['rps']:.1f} "
@@ -170,8 +181,9 @@ def markdown(results: dict[str, Any], s: BenchSettings) -> str:
         )
     lines += [
         "",
-        "Direct: `dragoman serve`; Ray: `dragoman deploy ray` with the same flags (one ingress "
-        "replica, one model replica, on a local Ray cluster it starts). On the echo engine "
+        "Direct: `dragoman serve`; Ray: `dragoman deploy ray` with the same flags, on a local "
+        "Ray cluster it starts: layout split, one ingress replica and one model replica; "
+        "layout whole, one replica that is a whole server. On the echo engine "
         "direct is measured before and after each Ray level, and added latency and the ratio "
         "use their mean; on the real engine direct runs first and stops before Ray's replica "
         "starts. Load client, Ray's processes and the servers share the machine's cores. "

@@ -130,3 +130,34 @@ def test_real_engine_replica_translates(deployed: Cluster) -> None:
     assert out["finish_reason"] == "stop"
     assert out["output_tokens"] > 0
     print(f"real-engine app up in {seconds:.1f} s; answer {out['text']!r}")
+
+
+def test_whole_server_replicas_answer_every_surface(deployed: Cluster) -> None:
+    deployed.deploy(echo_settings(min_replicas=2, max_replicas=2, ray_layout="whole"))
+    assert deployed.running("server") == 2
+    assert deployed.running("ingress") == 0  # no hop of its own
+    url = deployed.url
+    with httpx.Client(base_url=url, timeout=30) as client:
+        native = client.post(
+            "/v1/translate",
+            json={"text": ["Hello there", "Good night"], "source_lang": "en", "target_lang": "fr"},
+        )
+        assert native.status_code == 200, native.text
+        assert [t["text"] for t in native.json()["translations"]] == ["Hello there", "Good night"]
+        bad = client.post(
+            "/v1/translate", json={"text": "Hi", "source_lang": "en", "target_lang": "zh"}
+        )
+        assert bad.status_code == 400
+        assert bad.json()["error"]["code"] == "unsupported_language"
+        assert client.get("/ready").json()["status"] == "ready"
+    lt = LibreTranslateAPI(f"{url}/")
+    assert lt.translate("Thank you very much.", "en", "de") == "Thank you very much."
+    dl = deepl.Translator("unused", server_url=url)
+    assert [r.text for r in dl.translate_text(["Guten Morgen"], target_lang="FR")] == [
+        "Guten Morgen"
+    ]
+    oa = OpenAI(base_url=f"{url}/v1", api_key="unused")
+    answer = oa.chat.completions.create(
+        model=ECHO_MODEL, messages=[{"role": "user", "content": "one two three"}], max_tokens=2
+    )
+    assert answer.choices[0].message.content == "one two"

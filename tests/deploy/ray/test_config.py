@@ -103,3 +103,22 @@ def test_rayservice_embeds_a_valid_serve_config(server_toml: Path, tmp_path: Pat
 def test_bad_replica_bounds_fail_loudly(server_toml: Path, tmp_path: Path) -> None:
     args = ["deploy", "ray", "--config", str(server_toml), "--config-out", str(tmp_path / "x")]
     assert main([*args, "--min-replicas", "3", "--max-replicas", "2"]) == 2
+
+
+def test_the_whole_layout_is_one_deployment_of_whole_servers(
+    server_toml: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "serve.yaml"
+    args = ["deploy", "ray", "--config", str(server_toml), "--config-out", str(out)]
+    assert main([*args, "--ray-layout", "whole", "--max-replicas", "3"]) == 0
+    config = yaml.safe_load(out.read_text())
+    ServeDeploySchema.model_validate(config)
+    (app,) = config["applications"]
+    (server,) = app["deployments"]
+    assert server["name"] == "server"
+    # HTTP requests as an ingress takes them; scaled on the engines' load as a model replica.
+    assert server["max_ongoing_requests"] == 1000
+    assert server["autoscaling_config"]["target_ongoing_requests"] == 6.0
+    assert server["graceful_shutdown_timeout_s"] >= 12
+    assert app["args"]["ray_layout"] == "whole"
+    assert build(app["args"]) is not None

@@ -19,3 +19,10 @@ def test_a_local_cluster_fits_the_ingress_and_every_min_replica(
     echo = RaySettings(architecture="echo", languages=["en", "fr"])
     assert run.local_cpus(echo) == 2  # 1.5 needed: the machine's count
     assert run.local_cpus(echo.model_copy(update={"ray_num_cpus": 16})) == 16
+
+
+def test_a_whole_layout_cluster_fits_its_min_replicas(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run.os, "cpu_count", lambda: 2)
+    whole = RaySettings(languages=["en", "fr"], replica_cpus=2, ray_layout="whole")
+    assert run.local_cpus(whole) == 2  # no ingress of its own
+    assert run.local_cpus(whole.model_copy(update={"min_replicas": 3, "max_replicas": 3})) == 6

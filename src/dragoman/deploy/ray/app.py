@@ -1,4 +1,5 @@
-"""The Ray Serve application: one deployment per model group, one ingress. `build` is the
+"""The Ray Serve application: one deployment per model group and one ingress (layout `split`),
+or one deployment whose replicas are each a whole server (layout `whole`). `build` is the
 import path Ray's own tools take (`serve run dragoman.deploy.ray.app:build`, a Serve config's
 `import_path`); `dragoman deploy ray` calls `build_application` with its parsed settings."""
 
@@ -10,6 +11,7 @@ from dragoman.deploy.ray.groups import ReplicaResources, model_groups, replica_r
 from dragoman.deploy.ray.settings import RaySettings
 
 INGRESS = "ingress"
+SERVER = "server"
 
 
 def resources(settings: RaySettings) -> ReplicaResources:
@@ -59,9 +61,50 @@ def ingress_options(settings: RaySettings) -> dict[str, Any]:
     }
 
 
+def server_options(settings: RaySettings, res: ReplicaResources) -> dict[str, Any]:
+    """Options of the `whole` layout's one deployment: a model deployment's (resources,
+    health, drain, autoscaling on ongoing requests), taking HTTP requests as an ingress does
+    (each may carry many texts; the app's own admission answers beyond its bound)."""
+    return {
+        **model_options(settings, res),
+        "max_ongoing_requests": settings.ingress_max_ongoing_requests,
+    }
+
+
+def deployment_options(settings: RaySettings) -> dict[str, dict[str, Any]]:
+    """Every deployment of the app by name, with its options: what `build` sets."""
+    res = resources(settings)
+    if settings.ray_layout == "whole":
+        return {SERVER: server_options(settings, res)}
+    model = model_options(settings, res)
+    return {
+        INGRESS: ingress_options(settings),
+        **{g.deployment: model for g in model_groups(settings)},
+    }
+
+
+def replica_cpus(settings: RaySettings) -> float:
+    """Logical CPUs of the app's replicas at min_replicas: what a cluster must hold."""
+    res = resources(settings)
+    if settings.ray_layout == "whole":
+        return res.cpus * settings.min_replicas
+    groups = len(model_groups(settings))
+    return settings.ingress_cpus * settings.ingress_replicas + res.cpus * (
+        settings.min_replicas * groups
+    )
+
+
 def build_application(settings: RaySettings) -> Any:
     """The bound application (a `ray.serve.Application`)."""
     from ray import serve
+
+    if settings.ray_layout == "whole":
+        from dragoman.deploy.ray.server import ServerReplica
+
+        whole: Any = serve.deployment(serve.ingress()(ServerReplica))
+        return whole.options(name=SERVER, **server_options(settings, resources(settings))).bind(
+            settings
+        )
 
     from dragoman.deploy.ray.ingress import Ingress
     from dragoman.deploy.ray.replica import ModelReplica

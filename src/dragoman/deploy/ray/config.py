@@ -11,10 +11,8 @@ from typing import Any
 import yaml
 
 from dragoman.deploy.ray.app import (
-    INGRESS,
     build_application,
-    ingress_options,
-    model_options,
+    deployment_options,
     resources,
 )
 from dragoman.deploy.ray.groups import model_groups
@@ -51,9 +49,7 @@ def serve_config(settings: RaySettings, host: str | None = None, port: int | Non
     `build` sets, written out so an operator can see and change them in one place."""
     from ray.serve.schema import ServeDeploySchema
 
-    model = model_options(settings, resources(settings))
-    deployments = [{"name": INGRESS, **ingress_options(settings)}]
-    deployments += [{"name": g.deployment, **model} for g in model_groups(settings)]
+    deployments = [{"name": name, **o} for name, o in deployment_options(settings).items()]
     config = {
         "proxy_location": "EveryNode",
         "http_options": {"host": host or settings.host, "port": port or settings.port},
@@ -79,8 +75,9 @@ def rayservice(settings: RaySettings, name: str = "dragoman") -> dict:
     config = serve_config(settings, host="0.0.0.0", port=SERVE_PORT)
     res = resources(settings)
     groups = len(model_groups(settings))
-    # The ingress shares a worker with a model replica; one pod per model replica.
-    cpus = math.ceil(res.cpus + settings.ingress_cpus)
+    # One pod per model replica; in the split layout the ingress shares one of them.
+    ingress = settings.ingress_cpus if settings.ray_layout == "split" else 0.0
+    cpus = math.ceil(res.cpus + ingress)
     worker_resources = {
         "requests": {"cpu": str(cpus), "memory": f"{settings.worker_memory_gib:g}Gi"},
         "limits": {"cpu": str(cpus), "memory": f"{settings.worker_memory_gib:g}Gi"},

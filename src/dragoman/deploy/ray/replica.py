@@ -42,6 +42,26 @@ def open_group(settings: ServeSettings, group: ModelGroup) -> AbstractAsyncConte
     return open_vllm(engine_settings, group.languages, group.prompt, name)
 
 
+async def prepare_models(settings: ServeSettings, models: set[str]) -> None:
+    """What a replica does before its engine loads on a vLLM architecture: Ray's
+    OMP_NUM_THREADS goes (Ray sets it to the actor's CPUs; with it set from outside, vLLM's
+    EngineCore keeps 2 torch threads instead of 1, and they spin against the worker's threads
+    bound to the same cores: 20-30% of the throughput, measured here; the plan's
+    VLLM_CPU_OMP_THREADS_BIND decides, as under serve), and catalogue models are prepared
+    (instant when they are; a fresh node prepares them)."""
+    if settings.architecture not in ("continuous", "host"):
+        return
+    from dragoman.engine.vllm_engine import weights_for
+    from dragoman.models.catalogue import CATALOGUE
+    from dragoman.models.prepare import prepare
+
+    os.environ.pop("OMP_NUM_THREADS", None)
+    for model in sorted(models & set(CATALOGUE)):
+        # The form the engine will load (--weights w8a8 needs its own directory).
+        weights = weights_for(settings.model_copy(update={"model": model}))
+        await asyncio.to_thread(prepare, model, settings.data_dir, weights=weights)
+
+
 class ModelReplica:
     """Constructed by Serve inside the replica's actor, on its event loop (an async __init__):
     the replica counts as started once the engine is loaded."""
@@ -49,22 +69,7 @@ class ModelReplica:
     async def __init__(self, settings: ServeSettings, group: ModelGroup) -> None:  # type: ignore[misc]
         started = time.monotonic()
         self.group = group
-        if settings.architecture in ("continuous", "host"):
-            from dragoman.models.catalogue import CATALOGUE
-            from dragoman.models.prepare import prepare
-
-            # Ray sets OMP_NUM_THREADS to the actor's CPUs. With it set from outside, vLLM's
-            # EngineCore keeps 2 torch threads instead of 1, and they spin against the
-            # worker's threads bound to the same cores (measured here: 20-30% of the
-            # throughput). The plan's VLLM_CPU_OMP_THREADS_BIND decides, as under serve.
-            os.environ.pop("OMP_NUM_THREADS", None)
-
-            if group.model in CATALOGUE:  # instant when prepared; a fresh node prepares it
-                from dragoman.engine.vllm_engine import weights_for
-
-                # The form the engine will load (--weights w8a8 needs its own directory).
-                weights = weights_for(settings.model_copy(update={"model": group.model}))
-                await asyncio.to_thread(prepare, group.model, settings.data_dir, weights=weights)
+        await prepare_models(settings, {group.model})
         stack = AsyncExitStack()
         self._translator: Translator = await stack.enter_async_context(open_group(settings, group))
         self._stack: AsyncExitStack | None = stack

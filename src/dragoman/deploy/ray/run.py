@@ -49,14 +49,11 @@ def local_cpus(settings: RaySettings) -> int:
     host one real-engine replica alone asks for 2, and the ingress for 1 more)."""
     import math
 
-    from dragoman.deploy.ray.app import resources
-    from dragoman.deploy.ray.groups import model_groups
+    from dragoman.deploy.ray.app import replica_cpus
 
     if settings.ray_num_cpus is not None:
         return settings.ray_num_cpus
-    need = settings.ingress_cpus * settings.ingress_replicas + resources(settings).cpus * (
-        settings.min_replicas * len(model_groups(settings))
-    )
+    need = replica_cpus(settings)
     return max(os.cpu_count() or 1, math.ceil(need))
 
 

@@ -5,6 +5,7 @@ Serve app is laid out. Fields left unset are derived from the serve settings and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -31,6 +32,13 @@ class RaySettings(ServeSettings):
     here: a third of the added latency (benchmarks/results/ray-*). Applied to a local cluster
     started here and written into the Serve config's runtime_env; a cluster you attach to
     keeps its own proxy settings."""
+
+    ray_layout: Literal["split", "whole"] = "split"
+    """`split`: an ingress deployment (the API) in front of one deployment per model group,
+    scaled each on its own load. `whole`: one deployment whose replicas are each a whole
+    server (the API and every group's engine, as `dragoman serve` runs them, llama.cpp
+    included where the host picks it): one Ray hop fewer for every request, but the replicas
+    scale as one and each carries every model."""
 
     app_name: str = "dragoman"
     """Name of the Serve application."""
