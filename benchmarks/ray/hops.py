@@ -1,7 +1,8 @@
 """Where the Ray Serve path's latency goes, hop by hop, with one client on an idle app: a
-trivial Serve deployment (the proxy's floor), dragoman's ingress alone (/health: proxy +
-ingress app, no model call) and a translation (proxy + ingress + model replica, echo engine).
-Run once with `dragoman deploy ray`'s fast path and once with Ray's defaults.
+trivial Serve deployment (the proxy's floor), dragoman's app alone (/health: proxy + the app,
+no model call) and a translation (echo engine; layout split: proxy + ingress + model replica;
+layout whole: proxy + one replica holding app and engine). Run with `dragoman deploy ray`'s
+fast path in both layouts, and with Ray's defaults in the split one.
 
     .venv/bin/python benchmarks/ray/hops.py > benchmarks/results/ray-avx512bf16-2core/hops.md
 """
@@ -33,7 +34,7 @@ def p50_ms(url: str, body: dict[str, str] | None = None, n: int = 300) -> float:
     return 1000 * statistics.median(times)
 
 
-def measure(fast_path: bool) -> list[float]:
+def measure(fast_path: bool, layout: str) -> list[float]:
     """In a fresh process: Serve's constants are read once, at import."""
     from dragoman.deploy.ray.settings import RaySettings
 
@@ -55,7 +56,9 @@ def measure(fast_path: bool) -> list[float]:
     base = f"http://127.0.0.1:{port}"
     try:
         serve.run(Trivial.bind(), name="trivial", route_prefix="/trivial")
-        settings = RaySettings(architecture="echo", languages=["en", "fr"], cache_mib=0)
+        settings = RaySettings(
+            architecture="echo", languages=["en", "fr"], cache_mib=0, ray_layout=layout
+        )
         serve.run(build_application(settings), name="dragoman", route_prefix="/")
         return [
             p50_ms(f"{base}/trivial"),
@@ -68,17 +71,17 @@ def measure(fast_path: bool) -> list[float]:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:
-        print(" ".join(f"{v:.2f}" for v in measure(sys.argv[1] == "fast")))
+    if len(sys.argv) > 2:
+        print(" ".join(f"{v:.2f}" for v in measure(sys.argv[1] == "fast", sys.argv[2])))
         return
-    print("| Ray settings | trivial deployment | ingress /health | /v1/translate (echo) |")
-    print("|---|---|---|---|")
-    for mode in ("fast", "default"):
+    print("| Ray settings | layout | trivial deployment | app /health | /v1/translate (echo) |")
+    print("|---|---|---|---|---|")
+    for mode, layout in (("fast", "split"), ("fast", "whole"), ("default", "split")):
         out = subprocess.run(
-            [sys.executable, __file__, mode], capture_output=True, text=True, check=True
+            [sys.executable, __file__, mode, layout], capture_output=True, text=True, check=True
         ).stdout.split()
         label = "fast path (dragoman's default)" if mode == "fast" else "Ray's defaults"
-        print(f"| {label} | " + " | ".join(f"{v} ms" for v in out[-3:]) + " |")
+        print(f"| {label} | {layout} | " + " | ".join(f"{v} ms" for v in out[-3:]) + " |")
     print("\np50 of 300 sequential requests, one client, after 20 to warm up; idle app.")
 
 

@@ -59,11 +59,7 @@ def _row(backend: str, delay: float, c: int, runs: dict[str, dict[str, Any]]) ->
 
 
 def _log(console: Console, row: dict[str, Any]) -> None:
-    name = (
-        "real engine"
-        if row["backend"] == "continuous"
-        else f"echo {1000 * row['echo_delay_s']:g} ms"
-    )
+    name = _engine_label(row)
     console.log(
         f"{name}, {_layout(row)}, c={row['concurrency']}: added p50 {row['added_p50_ms']:.2f} ms, "
         f"throughput {100 * row['throughput_ratio']:.1f}% of direct, "
@@ -103,31 +99,46 @@ async def _echo(
         await asyncio.to_thread(direct.stop)
 
 
+def layout_architecture(s: BenchSettings, layout: str) -> str:
+    """The engine a layout runs, which the direct server must run too: split deploys vLLM's
+    model replicas; whole runs what `dragoman serve` picks on this host (llama.cpp on an
+    AVX2-only CPU)."""
+    if layout == "split":
+        return "continuous"
+    from dragoman.engine.choice import resolve_architecture
+    from dragoman.settings import ServeSettings
+
+    serve = ServeSettings(model=s.model, data_dir=s.data_dir, llama_server=s.llama_server)
+    chosen, _ = resolve_architecture(serve.model_copy(update={"architecture": "host"}))
+    return str(chosen.architecture)
+
+
 async def _engine(
     s: BenchSettings, layouts: list[str], logs: Path, console: Console
 ) -> tuple[list[dict[str, Any]], list[float]]:
-    """The real engine: one at a time (two would share the cores), direct first."""
+    """The real engine: one server at a time (two would share the cores); each layout against
+    a direct server on the same engine, measured first."""
     items = workloads.build(s.workload, s.workload_size, s.seed)
-    flags = [*engine_flags(s), "--log-level", "warning"]
-    runs: dict[int, dict[str, dict[str, Any]]] = {c: {} for c in s.concurrency}
-    direct = await asyncio.to_thread(launch_dragoman, logs, *flags)
-    try:
-        for c in s.concurrency:
-            runs[c]["direct"] = await _level(direct.url, s, items, c)
-    finally:
-        await asyncio.to_thread(direct.stop)
+    directs: dict[str, dict[int, dict[str, Any]]] = {}
     rows, starts = [], []
     for layout in layouts:
+        arch = layout_architecture(s, layout)
+        flags = [*engine_flags(s), "--log-level", "warning", "--architecture", arch]
+        if arch not in directs:
+            direct = await asyncio.to_thread(launch_dragoman, logs, *flags)
+            try:
+                directs[arch] = {c: await _level(direct.url, s, items, c) for c in s.concurrency}
+            finally:
+                await asyncio.to_thread(direct.stop)
         ray = await asyncio.to_thread(launch_ray, logs, *flags, "--ray-layout", layout, timeout=900)
         try:
             for c in s.concurrency:
-                runs[c]["ray"] = await _level(ray.url, s, items, c)
+                runs = {"direct": directs[arch][c], "ray": await _level(ray.url, s, items, c)}
+                rows.append({**_row(arch, 0.0, c, runs), "layout": layout})
+                _log(console, rows[-1])
         finally:
             await asyncio.to_thread(ray.stop)
         starts.append(ray.start_seconds)
-        for c in s.concurrency:
-            rows.append({**_row("continuous", 0.0, c, runs[c]), "layout": layout})
-            _log(console, rows[-1])
     return rows, starts
 
 
@@ -153,7 +164,9 @@ async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
 
 def _engine_label(row: dict[str, Any]) -> str:
     if row.get("backend") == "continuous":
-        return "real"
+        return "real (vLLM)"
+    if row.get("backend") == "llama-cpp":
+        return "real (llama.cpp)"
     return f"echo {1000 * row['echo_delay_s']:g} ms"
 
 
