@@ -1,20 +1,20 @@
-"""The shared cache store on the real engine: a server translates a sentence with --cache-url;
-another server on the same store, which has never seen the sentence (its in-process cache
-empty), answers the same request with the same translation and no engine request. The two
-start together, so their loads overlap."""
+"""The shared cache store on the real engine: a server translates a sentence with --cache-url,
+stops; a fresh server (its in-process cache empty) given the same store answers the same
+request with the same translation and no engine request. One engine at a time: the first
+server stops before the second starts (two vLLM engines of 8-9 GB each beside the session's
+server outgrow the machine's 24 GiB: the OOM killer took the session's server when these two
+once started together)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
 from redis import Redis
 
-from dragoman.bench.servers import Launched, launch_dragoman
+from dragoman.bench.servers import launch_dragoman
 from dragoman.bench.store import Store
 from tests.stores import running_store
 
@@ -48,26 +48,11 @@ def translate(url: str) -> tuple[dict[str, object], str, str]:
         return r.json()["translations"][0], before, c.get("/metrics").text
 
 
-def launch_both(store: Store, first: Path, second: Path) -> tuple[Launched, Launched]:
-    """Two servers on the store, started at once; if one fails to start, the other stops."""
-    with ThreadPoolExecutor(2) as pool:
-        futures = [
-            pool.submit(launch_dragoman, d, "--cache-url", store.url, *FLAGS, timeout=300)
-            for d in (first, second)
-        ]
-    started = [f.result() for f in futures if f.exception() is None]
-    if len(started) < 2:
-        for server in started:
-            server.stop()
-        raise next(e for f in futures if (e := f.exception()) is not None)
-    return started[0], started[1]
-
-
 def test_a_fresh_server_answers_from_the_store_without_the_engine(
     store: Store, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    first, second = launch_both(
-        store, tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
+    first = launch_dragoman(
+        tmp_path_factory.mktemp("first"), "--cache-url", store.url, *FLAGS, timeout=300
     )
     try:
         item, before, after = translate(first.url)
@@ -80,10 +65,15 @@ def test_a_fresh_server_answers_from_the_store_without_the_engine(
             while not raw.keys("dragoman:t:*"):  # written in the background
                 assert time.monotonic() < deadline, "the translation never reached the store"
                 time.sleep(0.05)
-
-        again, before, after = translate(second.url)
     finally:
         first.stop()
+
+    second = launch_dragoman(
+        tmp_path_factory.mktemp("second"), "--cache-url", store.url, *FLAGS, timeout=300
+    )
+    try:
+        again, before, after = translate(second.url)
+    finally:
         second.stop()
     assert again["text"] == item["text"]
     assert again["finish_reason"] == "stop" and again["output_tokens"] == 0
