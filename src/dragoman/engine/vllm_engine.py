@@ -176,8 +176,7 @@ class VllmTranslator:
 
     async def check_health(self) -> None:
         if self._engine.errored:
-            self._fail_in_flight()
-            raise EngineDead(DEAD)
+            raise self._died()
         try:
             await self._engine.check_health()
         except Exception as exc:
@@ -197,6 +196,12 @@ class VllmTranslator:
         processor = getattr(self._engine, "output_processor", None)
         if processor is not None:
             processor.propagate_error(EngineDeadError())
+
+    def _died(self) -> EngineDead:
+        """The engine is dead: every request still waiting on it is woken (now, not at the
+        next health check); the error to raise."""
+        self._fail_in_flight()
+        return EngineDead(DEAD)
 
     async def translate(
         self, text: str, source: str, target: str, terms: Terms = ()
@@ -219,33 +224,27 @@ class VllmTranslator:
         pieces: list[str] = []
         cut: int | None = None
         stream = self._engine.generate(TokensPrompt(prompt_token_ids=ids), params, request_id)
-
-        async def consume() -> None:
-            nonlocal final, cut
-            async for out in stream:
-                final = out
-                if guard is None:
-                    continue
-                pieces.append(out.outputs[0].text)
-                cut = guard.feed(out.outputs[0].token_ids)
-                if cut is not None:
-                    break
-
         try:
-            await unless_dead(consume(), self._dead)
+            out = await unless_dead(anext(stream, None), self._dead)  # the step that adds it
+            while out is not None:
+                final = out
+                if guard is not None:
+                    pieces.append(out.outputs[0].text)
+                    cut = guard.feed(out.outputs[0].token_ids)
+                    if cut is not None:
+                        break
+                out = await anext(stream, None)
         except EngineDead:
             raise
         except EngineDeadError as exc:
-            self._fail_in_flight()
-            raise EngineDead(DEAD) from exc
+            raise self._died() from exc
         except (ValueError, TypeError) as exc:  # request refused by vLLM's input checks
             raise EngineFailed(str(exc)) from exc
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             if self._engine.errored:
-                self._fail_in_flight()
-                raise EngineDead(DEAD) from exc
+                raise self._died() from exc
             raise EngineFailed(f"translation failed in the engine: {exc}") from exc
         finally:
             await stream.aclose()  # aborts the engine request if it is still running
@@ -341,9 +340,7 @@ class VllmTranslator:
             TokensPrompt(prompt_token_ids=ids), sampling, uuid.uuid4().hex
         )
         try:
-            # The first step adds the request to the engine: the one vLLM cannot wake if the
-            # engine dies meanwhile. Once added, vLLM (or _fail_in_flight) wakes it.
-            out = await unless_dead(anext(stream, None), self._dead)
+            out = await unless_dead(anext(stream, None), self._dead)  # the step that adds it
             while out is not None:
                 step = out.outputs[0]
                 made += len(step.token_ids)
@@ -356,14 +353,12 @@ class VllmTranslator:
         except EngineDead:
             raise
         except EngineDeadError as exc:
-            self._fail_in_flight()
-            raise EngineDead(DEAD) from exc
+            raise self._died() from exc
         except VLLMClientError as exc:  # refused by vLLM's own request checks
             raise InvalidRequest(str(exc)) from exc
         except Exception as exc:
             if self._engine.errored:
-                self._fail_in_flight()
-                raise EngineDead(DEAD) from exc
+                raise self._died() from exc
             raise EngineFailed(f"generation failed in the engine: {exc}") from exc
         finally:
             await stream.aclose()  # aborts the engine request if it is still running
@@ -415,7 +410,10 @@ def _build(args: Any, prometheus: bool) -> AsyncLLM:
 
 async def unless_dead(work: Awaitable[T], dead: asyncio.Event) -> T:
     """`work`'s result, or EngineDead as soon as `dead` is set (`work` is then cancelled, so
-    vLLM aborts what it had started). Cancelling the caller cancels `work` too."""
+    vLLM aborts what it had started). Cancelling the caller cancels `work` too. A request's
+    first step goes through it: that step adds the request to vLLM, and a request not yet
+    added when the engine core dies is one vLLM never wakes; once added, vLLM (or
+    `_fail_in_flight`) does."""
     if dead.is_set():
         if asyncio.iscoroutine(work):
             work.close()

@@ -3,8 +3,11 @@ deadlines, and Serve's own view of replicas (state, PID, start time) from its co
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,3 +84,53 @@ def echo_settings(**overrides: Any) -> RaySettings:
         "cache_mib": 0,  # every text reaches a model replica
     }
     return RaySettings(**{**base, **overrides})
+
+
+@contextlib.contextmanager
+def local_cluster(env: dict[str, str]) -> Iterator[Cluster]:
+    """A local Ray cluster on 127.0.0.1 (8 logical CPUs, small object store, no dashboard) with
+    Serve's HTTP proxy on a free port; `env`, read by Serve's processes as they start, is set
+    first and removed after."""
+    import ray
+    from ray import serve
+
+    from dragoman.bench.servers import free_port
+
+    os.environ.update(env)
+    ray.init(
+        address="local",  # our own cluster, whatever else runs on this machine
+        num_cpus=8,  # logical: placement only; the replicas share this machine's real cores
+        include_dashboard=False,
+        object_store_memory=200 * 2**20,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+    )
+    try:
+        port = free_port()
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        yield Cluster(f"http://127.0.0.1:{port}")
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+        for key in env:
+            os.environ.pop(key, None)
+
+
+def kill_a_replica(cluster: Cluster, deployment: str) -> tuple[float, float, Replica]:
+    """SIGKILL the first running replica of `deployment` and wait until a replacement runs:
+    when it was killed, when the replacement ran (time.monotonic()), and the replacement."""
+    before = cluster.replicas(deployment)
+    victim = before[0]
+    assert victim.pid is not None
+    killed = time.monotonic()
+    os.kill(victim.pid, signal.SIGKILL)
+
+    def replacement() -> list[Replica]:
+        old = {r.replica_id for r in before}
+        return [r for r in cluster.replicas(deployment) if r.replica_id not in old]
+
+    wait_for("a replacement replica", replacement, 60)
+    new = wait_for(
+        "the replacement to run", lambda: [r for r in replacement() if r.state == "RUNNING"], 120
+    )[0]
+    return killed, time.monotonic(), new

@@ -4,8 +4,6 @@ replica, so no client sees an error, and Serve starts a replacement."""
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import pytest
@@ -13,8 +11,8 @@ import pytest
 from tests.deploy.ray._cluster import (
     ECHO_DEPLOYMENT,
     Cluster,
-    Replica,
     echo_settings,
+    kill_a_replica,
     wait_for,
 )
 from tests.deploy.ray._load import Load
@@ -25,27 +23,11 @@ pytestmark = pytest.mark.ray
 def test_sigkill_of_a_replica_under_load_fails_no_request(deployed: Cluster) -> None:
     settings = echo_settings(min_replicas=2, max_replicas=2, echo_delay=0.02)
     deployed.deploy(settings)
-    before = deployed.replicas(ECHO_DEPLOYMENT)
-    assert [r.state for r in before] == ["RUNNING", "RUNNING"]
-    victim = before[0]
-    assert victim.pid is not None
+    assert [r.state for r in deployed.replicas(ECHO_DEPLOYMENT)] == ["RUNNING", "RUNNING"]
 
     with Load(deployed.url, clients=8, max_seconds=180) as load:
         wait_for("the load to be under way", lambda: load.ok >= 100, 60)
-        killed = time.monotonic()
-        os.kill(victim.pid, signal.SIGKILL)
-
-        def replacement() -> list[Replica]:
-            old = {r.replica_id for r in before}
-            return [r for r in deployed.replicas(ECHO_DEPLOYMENT) if r.replica_id not in old]
-
-        wait_for("a replacement replica", replacement, 60)
-        new = wait_for(
-            "the replacement to run",
-            lambda: [r for r in replacement() if r.state == "RUNNING"],
-            120,
-        )[0]
-        recovered = time.monotonic()
+        killed, recovered, new = kill_a_replica(deployed, ECHO_DEPLOYMENT)
         assert deployed.running(ECHO_DEPLOYMENT) == 2
         at_recovery = load.ok
         wait_for("traffic after the recovery", lambda: load.ok >= at_recovery + 100, 60)
