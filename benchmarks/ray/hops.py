@@ -2,7 +2,8 @@
 trivial Serve deployment (the proxy's floor), dragoman's app alone (/health: proxy + the app,
 no model call) and a translation (echo engine; layout split: proxy + ingress + model replica;
 layout whole: proxy + one replica holding app and engine). Run with `dragoman deploy ray`'s
-fast path in both layouts, and with Ray's defaults in the split one.
+settings (fast path, HAProxy ingress) in both layouts, with Serve's Python proxy in both, and
+with Ray's defaults in the split one.
 
     .venv/bin/python benchmarks/ray/hops.py > benchmarks/results/ray-avx512bf16-2core/hops.md
 """
@@ -34,11 +35,11 @@ def p50_ms(url: str, body: dict[str, str] | None = None, n: int = 300) -> float:
     return 1000 * statistics.median(times)
 
 
-def measure(fast_path: bool, layout: str) -> list[float]:
+def measure(fast_path: bool, ingress: str, layout: str) -> list[float]:
     """In a fresh process: Serve's constants are read once, at import."""
     from dragoman.deploy.ray.settings import RaySettings
 
-    os.environ.update(RaySettings(fast_path=fast_path).cluster_env())
+    os.environ.update(RaySettings(fast_path=fast_path, ray_ingress=ingress).cluster_env())
     import ray
     from ray import serve
 
@@ -71,18 +72,36 @@ def measure(fast_path: bool, layout: str) -> list[float]:
 
 
 def main() -> None:
-    if len(sys.argv) > 2:
-        print(" ".join(f"{v:.2f}" for v in measure(sys.argv[1] == "fast", sys.argv[2])))
+    if len(sys.argv) > 3:
+        values = measure(sys.argv[1] == "fast", sys.argv[2], sys.argv[3])
+        print(" ".join(f"{v:.2f}" for v in values))
         return
-    print("| Ray settings | layout | trivial deployment | app /health | /v1/translate (echo) |")
-    print("|---|---|---|---|---|")
-    for mode, layout in (("fast", "split"), ("fast", "whole"), ("default", "split")):
+    print(
+        "| Ray settings | ingress | layout | trivial deployment | app /health "
+        "| /v1/translate (echo) |"
+    )
+    print("|---|---|---|---|---|---|")
+    runs = [
+        ("fast", "haproxy", "whole"),
+        ("fast", "haproxy", "split"),
+        ("fast", "proxy", "whole"),
+        ("fast", "proxy", "split"),
+        ("default", "proxy", "split"),
+    ]
+    for mode, ingress, layout in runs:
         out = subprocess.run(
-            [sys.executable, __file__, mode, layout], capture_output=True, text=True, check=True
+            [sys.executable, __file__, mode, ingress, layout],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split()
-        label = "fast path (dragoman's default)" if mode == "fast" else "Ray's defaults"
-        print(f"| {label} | {layout} | " + " | ".join(f"{v} ms" for v in out[-3:]) + " |")
-    print("\np50 of 300 sequential requests, one client, after 20 to warm up; idle app.")
+        label = "fast path" if mode == "fast" else "Ray's defaults"
+        row = f"| {label} | {ingress} | {layout} | "
+        print(row + " | ".join(f"{v} ms" for v in out[-3:]) + " |", flush=True)
+    print(
+        "\np50 of 300 sequential requests, one client, after 20 to warm up; idle app. "
+        "`dragoman deploy ray`'s defaults: fast path, haproxy ingress."
+    )
 
 
 if __name__ == "__main__":

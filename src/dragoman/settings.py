@@ -538,6 +538,9 @@ class BenchSettings(EngineSettings):
     """Layouts of the Ray app that --ray measures (`dragoman deploy ray --ray-layout`), each
     against the same direct server."""
 
+    ray_ingress: Literal["haproxy", "proxy"] = "haproxy"
+    """How HTTP reaches the Ray app that --ray measures (`dragoman deploy ray --ray-ingress`)."""
+
     overload: bool = False
     """Measure the overload targets instead: one real server, closed-loop clients up to its
     admission bound, then 4x the bound honouring Retry-After; --seconds-per-level a phase."""

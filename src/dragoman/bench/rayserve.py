@@ -82,7 +82,7 @@ async def _echo(
             logs,
             *("--architecture", "echo", "--languages", LANGUAGES, "--log-level", "warning"),
             *flags,
-            *("--ray-layout", layout),
+            *("--ray-layout", layout, "--ray-ingress", s.ray_ingress),
         )
         try:
             rows = []
@@ -130,7 +130,8 @@ async def _engine(
                 directs[arch] = {c: await _level(direct.url, s, items, c) for c in s.concurrency}
             finally:
                 await asyncio.to_thread(direct.stop)
-        ray = await asyncio.to_thread(launch_ray, logs, *flags, "--ray-layout", layout, timeout=900)
+        layout_flags = ("--ray-layout", layout, "--ray-ingress", s.ray_ingress)
+        ray = await asyncio.to_thread(launch_ray, logs, *flags, *layout_flags, timeout=900)
         try:
             for c in s.concurrency:
                 runs = {"direct": directs[arch][c], "ray": await _level(ray.url, s, items, c)}
@@ -159,7 +160,7 @@ async def run_ray_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
                 console.log(f"Ray Serve app up in {start:.1f} s (cluster start included)")
                 rows += got
                 starts.append(start)
-    return {"rows": rows, "ray_start_seconds": starts}
+    return {"rows": rows, "ray_start_seconds": starts, "ray_ingress": s.ray_ingress}
 
 
 def _engine_label(row: dict[str, Any]) -> str:
@@ -195,7 +196,8 @@ def markdown(results: dict[str, Any], s: BenchSettings) -> str:
     lines += [
         "",
         "Direct: `dragoman serve`; Ray: `dragoman deploy ray` with the same flags, on a local "
-        "Ray cluster it starts: layout split, one ingress replica and one model replica; "
+        f"Ray cluster it starts, ingress {results.get('ray_ingress', 'proxy')} "
+        "(`--ray-ingress`): layout split, one ingress replica and one model replica; "
         "layout whole, one replica that is a whole server. On the echo engine "
         "direct is measured before and after each Ray level, and added latency and the ratio "
         "use their mean; on the real engine direct runs first and stops before Ray's replica "

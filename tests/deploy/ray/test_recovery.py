@@ -1,6 +1,8 @@
-"""Losing a replica under load: SIGKILL one of two echo replicas while clients keep sending.
-In-flight texts on it fail in Ray (ActorDiedError); the ingress retries them on the other
-replica, so no client sees an error, and Serve starts a replacement."""
+"""Losing a replica under load: SIGKILL one of two echo replicas while clients keep sending,
+and Serve starts a replacement. Split layout: in-flight texts on it fail in Ray
+(ActorDiedError) and the ingress retries them on the other replica. Whole layout: the replica
+is the ingress, HAProxy's connection to it dies unanswered and HAProxy sends the buffered
+request again to the other (deploy/ray/haproxy.py). Either way no client sees an error."""
 
 from __future__ import annotations
 
@@ -20,15 +22,17 @@ from tests.deploy.ray._load import Load
 pytestmark = pytest.mark.ray
 
 
-def test_sigkill_of_a_replica_under_load_fails_no_request(deployed: Cluster) -> None:
-    settings = echo_settings(min_replicas=2, max_replicas=2, echo_delay=0.02)
+@pytest.mark.parametrize("layout", ["split", "whole"])
+def test_sigkill_of_a_replica_under_load_fails_no_request(deployed: Cluster, layout: str) -> None:
+    deployment = "server" if layout == "whole" else ECHO_DEPLOYMENT
+    settings = echo_settings(min_replicas=2, max_replicas=2, echo_delay=0.02, ray_layout=layout)
     deployed.deploy(settings)
-    assert [r.state for r in deployed.replicas(ECHO_DEPLOYMENT)] == ["RUNNING", "RUNNING"]
+    assert [r.state for r in deployed.replicas(deployment)] == ["RUNNING", "RUNNING"]
 
     with Load(deployed.url, clients=8, max_seconds=180) as load:
         wait_for("the load to be under way", lambda: load.ok >= 100, 60)
-        killed, recovered, new = kill_a_replica(deployed, ECHO_DEPLOYMENT)
-        assert deployed.running(ECHO_DEPLOYMENT) == 2
+        killed, recovered, new = kill_a_replica(deployed, deployment)
+        assert deployed.running(deployment) == 2
         at_recovery = load.ok
         wait_for("traffic after the recovery", lambda: load.ok >= at_recovery + 100, 60)
 

@@ -65,7 +65,11 @@ def run(settings: RaySettings) -> None:
 
     local = settings.ray_address is None
     if local:  # read by Serve's processes as they start: before the cluster does
-        for key, value in settings.cluster_env().items():
+        try:
+            env = settings.cluster_env()
+        except FileNotFoundError as exc:
+            raise ConfigError(f"--ray-ingress haproxy: {exc}; or --ray-ingress proxy") from None
+        for key, value in env.items():
             os.environ.setdefault(key, value)
     ray.init(
         # "local": a new cluster even where `ray start` left one for ray.init() to join.

@@ -27,11 +27,19 @@ class RaySettings(ServeSettings):
 
     fast_path: bool = True
     """Ray Serve's own throughput settings for the request path (its RAY_SERVE_THROUGHPUT_
-    OPTIMIZED set, less direct ingress): user code and the router on each replica's event
-    loop instead of extra threads, gRPC between replicas, buffered request logs. Measured
-    here: a third of the added latency (benchmarks/results/ray-*). Applied to a local cluster
-    started here and written into the Serve config's runtime_env; a cluster you attach to
-    keeps its own proxy settings."""
+    OPTIMIZED set, less direct ingress, which --ray-ingress decides): user code and the router
+    on each replica's event loop instead of extra threads, gRPC between replicas, buffered
+    request logs. Measured here: a third of the added latency (benchmarks/results/ray-*).
+    Applied to a local cluster started here and written into the Serve config's runtime_env;
+    a cluster you attach to keeps its own proxy settings."""
+
+    ray_ingress: Literal["haproxy", "proxy"] = "haproxy"
+    """How HTTP reaches the app on a local cluster started here. `haproxy`: Serve's HAProxy
+    ingress, each ingress replica serving HTTP itself behind HAProxy (no Ray call on the way
+    in), a request its replica died on sent again to another (deploy/ray/haproxy.py).
+    `proxy`: Serve's Python HTTP proxy, which hands each request to a replica over Ray. A
+    cluster you attach to, and the RayService, keep Serve's proxy unless their processes
+    get the environment `haproxy` sets."""
 
     ray_layout: Literal["split", "whole"] = "split"
     """`split`: an ingress deployment (the API) in front of one deployment per model group,
@@ -144,9 +152,15 @@ class RaySettings(ServeSettings):
 
     def cluster_env(self) -> dict[str, str]:
         """Environment of a local cluster started here, read by its raylet at start: Serve's
-        fast path, and workers at the priority of every other process (Ray's default nice 15
-        puts the replicas, which are the service, behind any busy neighbour)."""
-        return {**self.serve_env(), "RAY_worker_niceness": "0"}
+        fast path, its HAProxy ingress (--ray-ingress haproxy), and workers at the priority of
+        every other process (Ray's default nice 15 puts the replicas, which are the service, behind
+        any busy neighbour)."""
+        env = {**self.serve_env(), "RAY_worker_niceness": "0"}
+        if self.ray_ingress == "haproxy":
+            from dragoman.deploy.ray import haproxy
+
+            env.update(haproxy.serve_env())
+        return env
 
     def replica_max_ongoing(self) -> int:
         return self.max_ongoing_requests or self.max_num_seqs
