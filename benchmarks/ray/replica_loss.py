@@ -1,14 +1,16 @@
-"""SIGKILL of one of two echo replicas under 8 closed-loop clients, per Ray layout: how many
-requests fail and how long until two replicas run again. The `ray` suite asserts 0 failures
-for the split layout (its ingress retries); this measures what the whole layout, whose
-requests Serve's proxy sends straight to a replica, loses. Reuses the suite's helpers.
+"""SIGKILL of one of two echo replicas under 8 closed-loop clients, per Ray ingress and
+layout: how many requests fail and how long until two replicas run again. The `ray` suite
+asserts 0 failures with dragoman's defaults (HAProxy ingress) in both layouts; this also
+measures Serve's Python proxy, which sends a whole-layout request straight to a replica and
+does not retry it. Reuses the suite's helpers.
 
-    .venv/bin/python benchmarks/ray/replica_loss.py   # the table of layouts/replica-loss.md
+    .venv/bin/python benchmarks/ray/replica_loss.py   # the table of haproxy/replica-loss.md
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -25,7 +27,7 @@ from tests.deploy.ray._cluster import (
 from tests.deploy.ray._load import Load
 
 
-def one(cluster: Cluster, layout: str) -> str:
+def one(cluster: Cluster, ingress: str, layout: str) -> str:
     from ray import serve
 
     deployment = "server" if layout == "whole" else ECHO_DEPLOYMENT
@@ -39,7 +41,7 @@ def one(cluster: Cluster, layout: str) -> str:
     serve.delete(APP)
     kinds = sorted({e.split(" ", 1)[0] for e in load.errors})
     return (
-        f"| {layout} | {load.sent} | {len(load.errors)} | {', '.join(kinds) or '-'} "
+        f"| {ingress} | {layout} | {load.sent} | {len(load.errors)} | {', '.join(kinds) or '-'} "
         f"| {recovered - killed:.1f} s |"
     )
 
@@ -47,12 +49,21 @@ def one(cluster: Cluster, layout: str) -> str:
 def main() -> None:
     from dragoman.deploy.ray.settings import RaySettings
 
-    with local_cluster(RaySettings(fast_path=True).cluster_env()) as cluster:
-        print("| layout | requests | failed | failures | 2 replicas running again after |")
-        print("|---|---|---|---|---|")
-        for layout in ("split", "whole"):
-            print(one(cluster, layout), flush=True)
-        print("\nEcho engine, 20 ms a text, 8 closed-loop clients; SIGKILL of one of two replicas.")
+    if len(sys.argv) > 1:  # one ingress, in a fresh process: Serve reads its settings at import
+        ingress = sys.argv[1]
+        env = RaySettings(fast_path=True, ray_ingress=ingress).cluster_env()
+        with local_cluster(env) as cluster:
+            for layout in ("split", "whole"):
+                print(one(cluster, ingress, layout), flush=True)
+        return
+    print("| ingress | layout | requests | failed | failures | 2 replicas running again after |")
+    print("|---|---|---|---|---|---|")
+    for ingress in ("haproxy", "proxy"):
+        run = subprocess.run(
+            [sys.executable, __file__, ingress], capture_output=True, text=True, check=True
+        )
+        print("\n".join(line for line in run.stdout.splitlines() if line.startswith("|")))
+    print("\nEcho engine, 20 ms a text, 8 closed-loop clients; SIGKILL of one of two replicas.")
 
 
 if __name__ == "__main__":

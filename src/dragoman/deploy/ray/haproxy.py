@@ -22,6 +22,7 @@ larger than HAProxy's buffer (16 KB) is forwarded unbuffered and is not replayed
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import sys
@@ -77,17 +78,37 @@ def buffered(config: str) -> str:
     return "\n".join([*lines[: at + 1], BUFFERED, *lines[at + 1 :]]) + "\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# Side ports come from here: above Ray's worker ports (10002-19999), below its direct-ingress
+# HTTP ports (30000-31000) and the kernel's ephemeral range (32768-60999), where a port found
+# free is soon an outgoing connection's (Ray opens many): HAProxy then failed to bind it.
+SIDE_PORTS = range(21000, 29000)
+
+
+def _side_port(taken: set[int]) -> int:
+    """A port of SIDE_PORTS free on every interface now (HAProxy binds its side listeners on
+    all of them)."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.choice(SIDE_PORTS)
+        if port in taken:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+        taken.add(port)
+        return port
+    raise OSError(f"no free port in {SIDE_PORTS.start}-{SIDE_PORTS.stop - 1}")
 
 
 def serve_env() -> dict[str, str]:
     """What Serve's controller, proxies and replicas read at start to run this ingress. The
     side ports Serve fixes by default (stats 8404, metrics 9101, the fallback proxy 8500/9500)
-    are free ones, so two clusters, or a cluster beside another service, do not collide."""
+    are free ones of SIDE_PORTS, so two clusters, or a cluster beside another service, do not
+    collide."""
     path = launcher()
+    taken: set[int] = set()
     if path is None:
         raise FileNotFoundError(f"{LAUNCHER} is not installed: pip install -e '.[ray]'")
     return {
@@ -101,10 +122,10 @@ def serve_env() -> dict[str, str]:
         # HAProxy hears of it from Serve's controller within a second or so, and sends a
         # refused request to another replica: every replica stop took 31 s with the default.
         "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S": str(DEREGISTER_SECONDS),
-        "RAY_SERVE_HAPROXY_STATS_PORT": str(_free_port()),
-        "RAY_SERVE_HAPROXY_METRICS_PORT": str(_free_port()),
-        "RAY_SERVE_FALLBACK_PROXY_HTTP_PORT": str(_free_port()),
-        "RAY_SERVE_FALLBACK_PROXY_GRPC_PORT": str(_free_port()),
+        "RAY_SERVE_HAPROXY_STATS_PORT": str(_side_port(taken)),
+        "RAY_SERVE_HAPROXY_METRICS_PORT": str(_side_port(taken)),
+        "RAY_SERVE_FALLBACK_PROXY_HTTP_PORT": str(_side_port(taken)),
+        "RAY_SERVE_FALLBACK_PROXY_GRPC_PORT": str(_side_port(taken)),
     }
 
 
