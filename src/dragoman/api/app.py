@@ -53,6 +53,7 @@ def build_app(
     settings: ServeSettings,
     factory: TranslatorFactory,
     on_fatal: Callable[[str], None] | None = None,
+    echo_request_id: bool = True,
 ) -> FastAPI:
     metrics = Metrics()
     host = EngineHost(factory, on_fatal, settings.engine_check_interval, _preload_detector)
@@ -90,7 +91,9 @@ def build_app(
     app.state.service = service
     # The last added runs first: metrics see every answer, the edge's refusals included; the
     # edge's ids and input limits hold before routing and parsing.
-    app.add_middleware(EdgeMiddleware, limits=limits_of(settings), render=render)
+    app.add_middleware(
+        EdgeMiddleware, limits=limits_of(settings), render=render, echo_id=echo_request_id
+    )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     if settings.cors_origins:  # outermost: refusals carry the headers too
         app.add_middleware(

@@ -72,10 +72,16 @@ def _request_id(scope: Scope) -> str:
 class EdgeMiddleware:
     """Pure ASGI (not BaseHTTPMiddleware) so client disconnects still reach the handlers."""
 
-    def __init__(self, app: ASGIApp, limits: Limits, render: Renderer) -> None:
+    def __init__(
+        self, app: ASGIApp, limits: Limits, render: Renderer, echo_id: bool = True
+    ) -> None:
         self.app = app
         self.limits = limits
         self.render = render
+        # False where a platform in front already answers with the request's id (Ray Serve's
+        # RequestIdMiddleware, which also puts one on a request that came without): a
+        # second copy would make the header "id, id".
+        self.echo_id = echo_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -91,7 +97,9 @@ class EdgeMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+                if self.echo_id:
+                    headers = message.get("headers", [])
+                    message["headers"] = [*headers, (b"x-request-id", rid.encode())]
             await send(message)
 
         try:

@@ -33,6 +33,7 @@ def test_two_echo_replicas_answer_every_surface(deployed: Cluster) -> None:
         timeout=30,
     )
     assert native.status_code == 200, native.text
+    assert len(native.headers.get_list("x-request-id")) == 1
     body = native.json()
     assert [t["text"] for t in body["translations"]] == ["Hello there", "Good night"]
     assert body["model"] == ECHO_MODEL
@@ -144,6 +145,10 @@ def test_whole_server_replicas_answer_every_surface(deployed: Cluster) -> None:
         )
         assert native.status_code == 200, native.text
         assert [t["text"] for t in native.json()["translations"]] == ["Hello there", "Good night"]
+        # One id, Serve's, echoed once (the app does not add its own copy behind Serve).
+        asked = client.get("/health", headers={"X-Request-Id": "req-7"})
+        assert asked.headers.get_list("x-request-id") == ["req-7"]
+        assert len(native.headers.get_list("x-request-id")) == 1
         bad = client.post(
             "/v1/translate", json={"text": "Hi", "source_lang": "en", "target_lang": "zh"}
         )

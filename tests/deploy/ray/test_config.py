@@ -122,3 +122,24 @@ def test_the_whole_layout_is_one_deployment_of_whole_servers(
     assert server["graceful_shutdown_timeout_s"] >= 12
     assert app["args"]["ray_layout"] == "whole"
     assert build(app["args"]) is not None
+
+
+def test_the_default_layout_is_whole_for_one_model_group_and_split_for_several(
+    server_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def deployments(*flags: str) -> set[str]:
+        out = tmp_path / "serve.yaml"
+        assert main(["deploy", "ray", *flags, "--config-out", str(out)]) == 0
+        (app,) = yaml.safe_load(out.read_text())["applications"]
+        return {d["name"] for d in app["deployments"]}
+
+    # The settings file's two model groups: one deployment each behind the ingress.
+    assert deployments("--config", str(server_toml)) == {"ingress", "model-qwen", "model-gemma"}
+    # One model: whole servers; the layout named on the command line wins.
+    monkeypatch.delenv("DRAGOMAN_CONFIG")
+    one = ["--architecture", "echo", "--languages", "en,fr"]
+    assert deployments(*one) == {"server"}
+    assert deployments(*one, "--ray-layout", "split") == {
+        "ingress",
+        "model-echo-qwen2.5-coder-0.5b-instruct",
+    }

@@ -1,17 +1,27 @@
 """The Ray Serve application: one deployment per model group and one ingress (layout `split`),
-or one deployment whose replicas are each a whole server (layout `whole`). `build` is the
+or one deployment whose replicas are each a whole server (layout `whole`; `auto`, the default,
+takes it for one model group). `build` is the
 import path Ray's own tools take (`serve run dragoman.deploy.ray.app:build`, a Serve config's
 `import_path`); `dragoman deploy ray` calls `build_application` with its parsed settings."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from dragoman.deploy.ray.groups import ReplicaResources, model_groups, replica_resources
 from dragoman.deploy.ray.settings import RaySettings
 
 INGRESS = "ingress"
 SERVER = "server"
+
+
+def layout(settings: RaySettings) -> Literal["split", "whole"]:
+    """--ray-layout with `auto` decided: `whole` for one model group (one deployment scales
+    as the split layout's only model deployment would, and a request reaches its engine with
+    no Ray call), `split` for several (each model scales on its own load)."""
+    if settings.ray_layout != "auto":
+        return settings.ray_layout
+    return "whole" if len(model_groups(settings)) == 1 else "split"
 
 
 def resources(settings: RaySettings) -> ReplicaResources:
@@ -74,7 +84,7 @@ def server_options(settings: RaySettings, res: ReplicaResources) -> dict[str, An
 def deployment_options(settings: RaySettings) -> dict[str, dict[str, Any]]:
     """Every deployment of the app by name, with its options: what `build` sets."""
     res = resources(settings)
-    if settings.ray_layout == "whole":
+    if layout(settings) == "whole":
         return {SERVER: server_options(settings, res)}
     model = model_options(settings, res)
     return {
@@ -86,7 +96,7 @@ def deployment_options(settings: RaySettings) -> dict[str, dict[str, Any]]:
 def replica_cpus(settings: RaySettings) -> float:
     """Logical CPUs of the app's replicas at min_replicas: what a cluster must hold."""
     res = resources(settings)
-    if settings.ray_layout == "whole":
+    if layout(settings) == "whole":
         return res.cpus * settings.min_replicas
     groups = len(model_groups(settings))
     return settings.ingress_cpus * settings.ingress_replicas + res.cpus * (
@@ -98,7 +108,7 @@ def build_application(settings: RaySettings) -> Any:
     """The bound application (a `ray.serve.Application`)."""
     from ray import serve
 
-    if settings.ray_layout == "whole":
+    if layout(settings) == "whole":
         from dragoman.deploy.ray.server import ServerReplica
 
         whole: Any = serve.deployment(serve.ingress()(ServerReplica))

@@ -13,6 +13,7 @@ import yaml
 from dragoman.deploy.ray.app import (
     build_application,
     deployment_options,
+    layout,
     resources,
 )
 from dragoman.deploy.ray.groups import model_groups
@@ -76,7 +77,7 @@ def rayservice(settings: RaySettings, name: str = "dragoman") -> dict:
     res = resources(settings)
     groups = len(model_groups(settings))
     # One pod per model replica; in the split layout the ingress shares one of them.
-    ingress = settings.ingress_cpus if settings.ray_layout == "split" else 0.0
+    ingress = settings.ingress_cpus if layout(settings) == "split" else 0.0
     cpus = math.ceil(res.cpus + ingress)
     worker_resources = {
         "requests": {"cpu": str(cpus), "memory": f"{settings.worker_memory_gib:g}Gi"},

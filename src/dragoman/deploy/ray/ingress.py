@@ -53,7 +53,8 @@ class Ingress:
             return open_gateway(groups, self.handles, roots, view, policy)
 
         # No on_fatal: the ingress has no engine to die; a model's trouble is its own 503s.
-        app = build_app(settings, factory)
+        # Serve answers with the request's id itself (edge.py: echo_id).
+        app = build_app(settings, factory, echo_request_id=False)
         admission: Admission = app.state.admission
         view.on_change(lambda running: scale_admission(admission, settings, groups, running))
         return app

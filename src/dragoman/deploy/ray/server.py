@@ -59,7 +59,8 @@ class ServerReplica:
 
         # No on_fatal: a dead engine fails the health check below, and Serve replaces the
         # replica.
-        self._app = build_app(self.settings, loaded)
+        # Serve answers with the request's id itself (edge.py: echo_id).
+        self._app = build_app(self.settings, loaded, echo_request_id=False)
         return self._app
 
     async def check_health(self) -> None:

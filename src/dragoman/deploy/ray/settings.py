@@ -41,12 +41,13 @@ class RaySettings(ServeSettings):
     cluster you attach to, and the RayService, keep Serve's proxy unless their processes
     get the environment `haproxy` sets."""
 
-    ray_layout: Literal["split", "whole"] = "split"
+    ray_layout: Literal["auto", "split", "whole"] = "auto"
     """`split`: an ingress deployment (the API) in front of one deployment per model group,
     scaled each on its own load. `whole`: one deployment whose replicas are each a whole
     server (the API and every group's engine, as `dragoman serve` runs them, llama.cpp
-    included where the host picks it): one Ray hop fewer for every request, but the replicas
-    scale as one and each carries every model."""
+    included where the host picks it): no Ray call on a request's way, but the replicas
+    scale as one and each carries every model. `auto`: whole for one model group, split for
+    several."""
 
     app_name: str = "dragoman"
     """Name of the Serve application."""
