@@ -82,7 +82,6 @@ def echo_settings(**overrides: Any) -> RaySettings:
         "status_interval": 0.2,
         "drain_seconds": 2.0,
         "cache_mib": 0,  # every text reaches a model replica
-        "ray_layout": "split",  # one model group would be `whole` by default; tests name it
     }
     return RaySettings(**{**base, **overrides})
 

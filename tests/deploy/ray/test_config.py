@@ -124,7 +124,7 @@ def test_the_whole_layout_is_one_deployment_of_whole_servers(
     assert build(app["args"]) is not None
 
 
-def test_the_default_layout_is_whole_for_one_model_group_and_split_for_several(
+def test_the_auto_layout_is_whole_for_one_model_group_and_split_for_several(
     server_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def deployments(*flags: str) -> set[str]:
@@ -134,12 +134,10 @@ def test_the_default_layout_is_whole_for_one_model_group_and_split_for_several(
         return {d["name"] for d in app["deployments"]}
 
     # The settings file's two model groups: one deployment each behind the ingress.
-    assert deployments("--config", str(server_toml)) == {"ingress", "model-qwen", "model-gemma"}
-    # One model: whole servers; the layout named on the command line wins.
+    several = ("--config", str(server_toml), "--ray-layout", "auto")
+    assert deployments(*several) == {"ingress", "model-qwen", "model-gemma"}
     monkeypatch.delenv("DRAGOMAN_CONFIG")
     one = ["--architecture", "echo", "--languages", "en,fr"]
-    assert deployments(*one) == {"server"}
-    assert deployments(*one, "--ray-layout", "split") == {
-        "ingress",
-        "model-echo-qwen2.5-coder-0.5b-instruct",
-    }
+    assert deployments(*one, "--ray-layout", "auto") == {"server"}
+    # The default stays split: its ingress retries a text whose replica died.
+    assert deployments(*one) == {"ingress", "model-echo-qwen2.5-coder-0.5b-instruct"}

@@ -1,6 +1,6 @@
 """The Ray Serve application: one deployment per model group and one ingress (layout `split`),
-or one deployment whose replicas are each a whole server (layout `whole`; `auto`, the default,
-takes it for one model group). `build` is the
+or one deployment whose replicas are each a whole server (layout `whole`; `auto` takes it for
+one model group). `build` is the
 import path Ray's own tools take (`serve run dragoman.deploy.ray.app:build`, a Serve config's
 `import_path`); `dragoman deploy ray` calls `build_application` with its parsed settings."""
 
