@@ -1,8 +1,8 @@
 """SIGKILL of one of two echo replicas under 8 closed-loop clients, per Ray ingress and
 layout: how many requests fail and how long until two replicas run again. The `ray` suite
-asserts 0 failures with dragoman's defaults (HAProxy ingress) in both layouts; this also
-measures Serve's Python proxy, which sends a whole-layout request straight to a replica and
-does not retry it. Reuses the suite's helpers.
+asserts 0 failures for the split layout (its ingress retries in Ray); this also measures the
+whole layout, whose replicas are the ingress (HAProxy replays their requests; Serve's Python
+proxy does not). Reuses the suite's helpers.
 
     .venv/bin/python benchmarks/ray/replica_loss.py   # the table of haproxy/replica-loss.md
 """

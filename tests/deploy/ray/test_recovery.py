@@ -23,15 +23,14 @@ pytestmark = pytest.mark.ray
 
 
 def test_sigkill_of_a_replica_under_load_fails_no_request(deployed: Cluster) -> None:
-    deployment = ECHO_DEPLOYMENT
     settings = echo_settings(min_replicas=2, max_replicas=2, echo_delay=0.02)
     deployed.deploy(settings)
-    assert [r.state for r in deployed.replicas(deployment)] == ["RUNNING", "RUNNING"]
+    assert [r.state for r in deployed.replicas(ECHO_DEPLOYMENT)] == ["RUNNING", "RUNNING"]
 
     with Load(deployed.url, clients=8, max_seconds=180) as load:
         wait_for("the load to be under way", lambda: load.ok >= 100, 60)
-        killed, recovered, new = kill_a_replica(deployed, deployment)
-        assert deployed.running(deployment) == 2
+        killed, recovered, new = kill_a_replica(deployed, ECHO_DEPLOYMENT)
+        assert deployed.running(ECHO_DEPLOYMENT) == 2
         at_recovery = load.ok
         wait_for("traffic after the recovery", lambda: load.ok >= at_recovery + 100, 60)
 

@@ -109,9 +109,9 @@ def serve_env() -> dict[str, str]:
     are free ones of SIDE_PORTS, so two clusters, or a cluster beside another service, do not
     collide."""
     path = launcher()
-    taken: set[int] = set()
     if path is None:
         raise FileNotFoundError(f"{LAUNCHER} is not installed: pip install -e '.[ray]'")
+    taken: set[int] = set()
     return {
         "RAY_SERVE_ENABLE_HA_PROXY": "1",
         "RAY_SERVE_ENABLE_DIRECT_INGRESS": "1",
