@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from dragoman.deploy.ray.app import INGRESS, SERVER
 from dragoman.deploy.ray.settings import RaySettings
 
 APP = "dragoman"
@@ -72,6 +73,22 @@ class Cluster:
     def running(self, deployment: str) -> int:
         return sum(r.state == "RUNNING" for r in self.replicas(deployment))
 
+    def routed(self) -> bool:
+        """Whether HAProxy, when it is the ingress, sends traffic to every running replica of
+        the ingress deployment (haproxy.routed); always true behind Serve's proxy."""
+        from dragoman.deploy.ray import haproxy
+
+        if not haproxy.fronts():
+            return True
+        servers = haproxy.routed(APP) or set()
+        running = [
+            r.replica_id
+            for deployment in (INGRESS, SERVER)  # the split layout's, the whole layout's
+            for r in self.replicas(deployment)
+            if r.state == "RUNNING"
+        ]
+        return bool(running) and all(any(s.endswith(f"-{r}") for s in servers) for r in running)
+
 
 def echo_settings(**overrides: Any) -> RaySettings:
     base: dict[str, Any] = {
@@ -82,6 +99,7 @@ def echo_settings(**overrides: Any) -> RaySettings:
         "status_interval": 0.2,
         "drain_seconds": 2.0,
         "cache_mib": 0,  # every text reaches a model replica
+        "ray_layout": "split",  # the suite's tests of the whole layout say so
     }
     return RaySettings(**{**base, **overrides})
 
@@ -117,8 +135,10 @@ def local_cluster(env: dict[str, str]) -> Iterator[Cluster]:
 
 
 def kill_a_replica(cluster: Cluster, deployment: str) -> tuple[float, float, Replica]:
-    """SIGKILL the first running replica of `deployment` and wait until a replacement runs:
-    when it was killed, when the replacement ran (time.monotonic()), and the replacement."""
+    """SIGKILL the first running replica of `deployment` once the ingress routes to every one
+    (Cluster.routed) and wait until a replacement runs: when it was killed, when the
+    replacement ran (time.monotonic()), and the replacement."""
+    wait_for("the ingress to route to every replica", cluster.routed, 60)
     before = cluster.replicas(deployment)
     victim = before[0]
     assert victim.pid is not None

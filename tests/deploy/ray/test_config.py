@@ -124,7 +124,7 @@ def test_the_whole_layout_is_one_deployment_of_whole_servers(
     assert build(app["args"]) is not None
 
 
-def test_the_auto_layout_is_whole_for_one_model_group_and_split_for_several(
+def test_the_auto_layout_is_whole_for_one_model_group_behind_haproxy_and_split_otherwise(
     server_toml: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def deployments(*flags: str) -> set[str]:
@@ -133,11 +133,16 @@ def test_the_auto_layout_is_whole_for_one_model_group_and_split_for_several(
         (app,) = yaml.safe_load(out.read_text())["applications"]
         return {d["name"] for d in app["deployments"]}
 
+    # Behind Serve's HAProxy ingress (the environment its processes get from cluster_env()).
+    monkeypatch.setenv("RAY_SERVE_ENABLE_HA_PROXY", "1")
     # The settings file's two model groups: one deployment each behind the ingress.
     several = ("--config", str(server_toml), "--ray-layout", "auto")
     assert deployments(*several) == {"ingress", "model-qwen", "model-gemma"}
     monkeypatch.delenv("DRAGOMAN_CONFIG")
     one = ["--architecture", "echo", "--languages", "en,fr"]
     assert deployments(*one, "--ray-layout", "auto") == {"server"}
-    # The default stays split: its ingress retries a text whose replica died.
+    assert deployments(*one) == {"server"}  # auto is the default
+    # Behind Serve's Python proxy, which does not retry a request whose replica died: split,
+    # whose ingress does.
+    monkeypatch.delenv("RAY_SERVE_ENABLE_HA_PROXY")
     assert deployments(*one) == {"ingress", "model-echo-qwen2.5-coder-0.5b-instruct"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from dragoman.deploy.ray import haproxy
 from dragoman.deploy.ray.groups import ReplicaResources, model_groups, replica_resources
 from dragoman.deploy.ray.settings import RaySettings
 
@@ -16,12 +17,17 @@ SERVER = "server"
 
 
 def layout(settings: RaySettings) -> Literal["split", "whole"]:
-    """--ray-layout with `auto` decided: `whole` for one model group (one deployment scales
-    as the split layout's only model deployment would, and a request reaches its engine with
-    no Ray call), `split` for several (each model scales on its own load)."""
+    """--ray-layout with `auto` decided: `whole` for one model group behind Serve's HAProxy
+    ingress (one deployment scales as the split layout's only model deployment would, a
+    request reaches its engine with no Ray call, and HAProxy sends a request whose replica
+    died to another); `split` for several groups (each model scales on its own load) and
+    behind Serve's Python proxy, which does not retry: there only the split layout's ingress
+    retries a text whose replica died. Decided where the app is built, from the environment
+    the cluster's processes got (`RaySettings.cluster_env()` for a cluster started here)."""
     if settings.ray_layout != "auto":
         return settings.ray_layout
-    return "whole" if len(model_groups(settings)) == 1 else "split"
+    one = len(model_groups(settings)) == 1
+    return "whole" if one and haproxy.fronts() else "split"
 
 
 def resources(settings: RaySettings) -> ReplicaResources:

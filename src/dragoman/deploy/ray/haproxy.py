@@ -22,6 +22,7 @@ HAProxy's buffer (16 KB) is forwarded unbuffered and is not replayed.
 
 from __future__ import annotations
 
+import csv
 import os
 import random
 import shutil
@@ -29,7 +30,11 @@ import socket
 import sys
 from pathlib import Path
 
+import httpx
+
 LAUNCHER = "dragoman-haproxy"
+ENABLE = "RAY_SERVE_ENABLE_HA_PROXY"
+STATS_PORT = "RAY_SERVE_HAPROXY_STATS_PORT"
 BUFFERED = "    option http-buffer-request"
 RETRY_ON = "conn-failure empty-response"
 DEREGISTER_SECONDS = 2.0
@@ -67,6 +72,35 @@ def available() -> bool:
     except FileNotFoundError:
         return False
     return launcher() is not None
+
+
+def fronts() -> bool:
+    """Whether Serve runs this ingress for the cluster this process belongs to: Serve reads
+    the same variable in its processes (set by serve_env() for a cluster started here)."""
+    return os.environ.get(ENABLE) == "1"
+
+
+def routed(app: str) -> set[str] | None:
+    """The servers HAProxy sends `app`'s traffic to now (their names end in the replica's id),
+    from its stats page; None if HAProxy is not the ingress or does not answer. Serve tells
+    HAProxy of a replica seconds after the replica runs (4 s after a deploy, seen here): a
+    replica lost before then may be the only one HAProxy knows, and HAProxy then closes the
+    client's connection on a request it had sent there (2 of 7 such kills lost one)."""
+    port = os.environ.get(STATS_PORT)
+    if not fronts() or port is None:
+        return None
+    try:
+        page = httpx.get(f"http://127.0.0.1:{port}/stats;csv", timeout=5)
+    except httpx.HTTPError:
+        return None
+    rows = csv.DictReader(page.text.lstrip("# ").splitlines())
+    return {
+        row["svname"]
+        for row in rows
+        if row.get("pxname") == f"http-{app}"
+        and row.get("svname", "").startswith("SERVE_REPLICA")
+        and row.get("status") == "UP"
+    }
 
 
 def buffered(config: str) -> str:
@@ -113,7 +147,7 @@ def serve_env() -> dict[str, str]:
         raise FileNotFoundError(f"{LAUNCHER} is not installed: pip install -e '.[ray]'")
     taken: set[int] = set()
     return {
-        "RAY_SERVE_ENABLE_HA_PROXY": "1",
+        ENABLE: "1",
         "RAY_SERVE_ENABLE_DIRECT_INGRESS": "1",
         "RAY_SERVE_HAPROXY_BINARY_PATH": path,
         "RAY_SERVE_HAPROXY_RETRY_ON": RETRY_ON,
@@ -123,7 +157,7 @@ def serve_env() -> dict[str, str]:
         # HAProxy hears of it from Serve's controller within a second or so, and sends a
         # refused request to another replica: every replica stop took 31 s with the default.
         "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S": str(DEREGISTER_SECONDS),
-        "RAY_SERVE_HAPROXY_STATS_PORT": str(_side_port(taken)),
+        STATS_PORT: str(_side_port(taken)),
         "RAY_SERVE_HAPROXY_METRICS_PORT": str(_side_port(taken)),
         "RAY_SERVE_FALLBACK_PROXY_HTTP_PORT": str(_side_port(taken)),
         "RAY_SERVE_FALLBACK_PROXY_GRPC_PORT": str(_side_port(taken)),

@@ -94,6 +94,7 @@ def run(settings: RaySettings) -> None:
         serve.start(http_options={"host": settings.host, "port": settings.port})
         started = time.monotonic()
         serve.run(build_application(settings), name=settings.app_name, route_prefix="/")
+        _wait_routed(settings, deadline=time.monotonic() + 60)
         print(
             f"dragoman on Ray Serve: http://{settings.host}:{settings.port}/ "
             f"(app {settings.app_name!r} ready in {time.monotonic() - started:.1f} s)",
@@ -108,6 +109,29 @@ def run(settings: RaySettings) -> None:
         if local:
             _bounded(serve.shutdown, 30)
             ray.shutdown()
+
+
+def _wait_routed(settings: RaySettings, deadline: float) -> None:
+    """Behind HAProxy, until it sends traffic to every running ingress replica (Serve tells it
+    seconds after they run): ready means every replica takes a share, and a replica lost then
+    has another to replay its requests on (haproxy.routed)."""
+    from ray import serve
+    from ray.serve.schema import ReplicaState
+
+    from dragoman.deploy.ray import haproxy
+    from dragoman.deploy.ray.app import INGRESS, SERVER, layout
+
+    if not haproxy.fronts():
+        return
+    ingress = SERVER if layout(settings) == "whole" else INGRESS
+    while time.monotonic() < deadline:
+        app = serve.status().applications.get(settings.app_name)
+        states = app.deployments[ingress].replica_states if app else {}
+        servers = haproxy.routed(settings.app_name)
+        if servers is not None and len(servers) >= states.get(ReplicaState.RUNNING, 1):
+            return
+        time.sleep(0.2)
+    log.warning("HAProxy does not route to every ingress replica yet; serving anyway")
 
 
 def _bounded(call: Callable[[], object], seconds: float) -> None:

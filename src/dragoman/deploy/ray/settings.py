@@ -41,14 +41,15 @@ class RaySettings(ServeSettings):
     cluster you attach to, and the RayService, keep Serve's proxy unless their processes
     get the environment `haproxy` sets."""
 
-    ray_layout: Literal["split", "whole", "auto"] = "split"
+    ray_layout: Literal["split", "whole", "auto"] = "auto"
     """`split`: an ingress deployment (the API) in front of one deployment per model group,
-    scaled each on its own load; a text whose replica died is retried by the ingress (no loss
-    measured). `whole`: one deployment whose replicas are each a whole server (the API and
-    every group's engine, as `dragoman serve` runs them, llama.cpp included where the host
-    picks it): no Ray call on a request's way, but the replicas scale as one, each carries
-    every model, and a replica's death can still fail a request (1 in 768 in one run behind
-    HAProxy). `auto`: whole for one model group, split for several."""
+    scaled each on its own load; a text whose replica died is retried by the ingress. `whole`:
+    one deployment whose replicas are each a whole server (the API and every group's engine,
+    as `dragoman serve` runs them, llama.cpp included where the host picks it): no Ray call on
+    a request's way, but the replicas scale as one, each carries every model, and only
+    HAProxy's replay covers a request whose replica died (Serve's Python proxy fails it).
+    `auto` (the default): whole for one model group behind HAProxy, else split
+    (app.layout)."""
 
     app_name: str = "dragoman"
     """Name of the Serve application."""
