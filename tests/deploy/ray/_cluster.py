@@ -75,7 +75,8 @@ class Cluster:
 
     def routed(self) -> bool:
         """Whether HAProxy, when it is the ingress, sends traffic to every running replica of
-        the ingress deployment (haproxy.routed); always true behind Serve's proxy."""
+        the ingress deployment and to nothing else, such as a replica of an app deleted
+        before (haproxy.routed); always true behind Serve's proxy."""
         from dragoman.deploy.ray import haproxy
 
         if not haproxy.fronts():
@@ -87,7 +88,8 @@ class Cluster:
             for r in self.replicas(deployment)
             if r.state == "RUNNING"
         ]
-        return bool(running) and all(any(s.endswith(f"-{r}") for s in servers) for r in running)
+        ids = {name.rsplit("-", 1)[-1] for name in servers}
+        return bool(running) and ids == set(running)
 
 
 def echo_settings(**overrides: Any) -> RaySettings:

@@ -112,9 +112,9 @@ def run(settings: RaySettings) -> None:
 
 
 def _wait_routed(settings: RaySettings, deadline: float) -> None:
-    """Behind HAProxy, until it sends traffic to every running ingress replica (Serve tells it
-    seconds after they run): ready means every replica takes a share, and a replica lost then
-    has another to replay its requests on (haproxy.routed)."""
+    """Behind HAProxy, until it sends traffic to as many replicas as the ingress deployment
+    runs (Serve tells it seconds after they run): ready means every replica takes a share,
+    and a replica lost then has another to replay its requests on (haproxy.routed)."""
     from ray import serve
     from ray.serve.schema import ReplicaState
 
@@ -128,7 +128,7 @@ def _wait_routed(settings: RaySettings, deadline: float) -> None:
         app = serve.status().applications.get(settings.app_name)
         states = app.deployments[ingress].replica_states if app else {}
         servers = haproxy.routed(settings.app_name)
-        if servers is not None and len(servers) >= states.get(ReplicaState.RUNNING, 1):
+        if servers is not None and len(servers) == states.get(ReplicaState.RUNNING, -1):
             return
         time.sleep(0.2)
     log.warning("HAProxy does not route to every ingress replica yet; serving anyway")
