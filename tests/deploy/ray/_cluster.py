@@ -81,15 +81,13 @@ class Cluster:
 
         if not haproxy.fronts():
             return True
-        servers = haproxy.routed(APP) or set()
-        running = [
+        running = {
             r.replica_id
             for deployment in (INGRESS, SERVER)  # the split layout's, the whole layout's
             for r in self.replicas(deployment)
             if r.state == "RUNNING"
-        ]
-        ids = {name.rsplit("-", 1)[-1] for name in servers}
-        return bool(running) and ids == set(running)
+        }
+        return bool(running) and haproxy.routed(APP) == running
 
 
 def echo_settings(**overrides: Any) -> RaySettings:

@@ -13,6 +13,7 @@ pytest.importorskip("ray.serve")
 from ray.serve.schema import ServeDeploySchema
 
 from dragoman.cli import main
+from dragoman.deploy.ray import haproxy
 from dragoman.deploy.ray.app import build
 
 SERVER_TOML = """
@@ -134,7 +135,7 @@ def test_the_auto_layout_is_whole_for_one_model_group_behind_haproxy_and_split_o
         return {d["name"] for d in app["deployments"]}
 
     # Behind Serve's HAProxy ingress (the environment its processes get from cluster_env()).
-    monkeypatch.setenv("RAY_SERVE_ENABLE_HA_PROXY", "1")
+    monkeypatch.setenv(haproxy.ENABLE, "1")
     # The settings file's two model groups: one deployment each behind the ingress.
     several = ("--config", str(server_toml), "--ray-layout", "auto")
     assert deployments(*several) == {"ingress", "model-qwen", "model-gemma"}
@@ -144,5 +145,5 @@ def test_the_auto_layout_is_whole_for_one_model_group_behind_haproxy_and_split_o
     assert deployments(*one) == {"server"}  # auto is the default
     # Behind Serve's Python proxy, which does not retry a request whose replica died: split,
     # whose ingress does.
-    monkeypatch.delenv("RAY_SERVE_ENABLE_HA_PROXY")
+    monkeypatch.delenv(haproxy.ENABLE)
     assert deployments(*one) == {"ingress", "model-echo-qwen2.5-coder-0.5b-instruct"}

@@ -30,6 +30,11 @@ def layout(settings: RaySettings) -> Literal["split", "whole"]:
     return "whole" if one and haproxy.fronts() else "split"
 
 
+def ingress_deployment(settings: RaySettings) -> str:
+    """The deployment whose replicas take the app's HTTP requests."""
+    return SERVER if layout(settings) == "whole" else INGRESS
+
+
 def resources(settings: RaySettings) -> ReplicaResources:
     from dragoman.host import detect
 

@@ -81,11 +81,12 @@ def fronts() -> bool:
 
 
 def routed(app: str) -> set[str] | None:
-    """The servers HAProxy sends `app`'s traffic to now (their names end in the replica's id),
-    from its stats page; None if HAProxy is not the ingress or does not answer. Serve tells
-    HAProxy of a replica seconds after the replica runs (4 s after a deploy, seen here): a
-    replica lost before then may be the only one HAProxy knows, and HAProxy then closes the
-    client's connection on a request it had sent there (2 of 7 such kills lost one)."""
+    """The ids of the replicas HAProxy sends `app`'s traffic to now (Serve names each server
+    `SERVE_REPLICA_<app>-<deployment>-<replica id>`), from its stats page; None if HAProxy is
+    not the ingress or does not answer. Serve tells HAProxy of a replica seconds after the
+    replica runs (4 s after a deploy, seen here): a replica lost before then may be the only
+    one HAProxy knows, and HAProxy then closes the client's connection on a request it had
+    sent there (2 of 7 such kills lost one)."""
     port = os.environ.get(STATS_PORT)
     if not fronts() or port is None:
         return None
@@ -95,7 +96,7 @@ def routed(app: str) -> set[str] | None:
         return None
     rows = csv.DictReader(page.text.lstrip("# ").splitlines())
     return {
-        row["svname"]
+        row["svname"].rpartition("-")[2]
         for row in rows
         if row.get("pxname") == f"http-{app}"
         and row.get("svname", "").startswith("SERVE_REPLICA")

@@ -119,16 +119,16 @@ def _wait_routed(settings: RaySettings, deadline: float) -> None:
     from ray.serve.schema import ReplicaState
 
     from dragoman.deploy.ray import haproxy
-    from dragoman.deploy.ray.app import INGRESS, SERVER, layout
+    from dragoman.deploy.ray.app import ingress_deployment
 
     if not haproxy.fronts():
         return
-    ingress = SERVER if layout(settings) == "whole" else INGRESS
+    ingress = ingress_deployment(settings)
     while time.monotonic() < deadline:
         app = serve.status().applications.get(settings.app_name)
         states = app.deployments[ingress].replica_states if app else {}
-        servers = haproxy.routed(settings.app_name)
-        if servers is not None and len(servers) == states.get(ReplicaState.RUNNING, -1):
+        routed = haproxy.routed(settings.app_name)
+        if routed is not None and len(routed) == states.get(ReplicaState.RUNNING, -1):
             return
         time.sleep(0.2)
     log.warning("HAProxy does not route to every ingress replica yet; serving anyway")
