@@ -10,4 +10,9 @@ _CANDIDATE = re.compile(r"[^\W\d_]")
 
 
 def has_letters(text: str) -> bool:
-    return any(m.group().isalpha() for m in _CANDIDATE.finditer(text))
+    found = _CANDIDATE.search(text)
+    while found is not None:  # nearly always a letter at the first try
+        if found.group().isalpha():
+            return True
+        found = _CANDIDATE.search(text, found.end())
+    return False

@@ -8,7 +8,7 @@ repeats or invents is dropped. Every repair is reported."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Longest and most specific first (a URL may hold '%s' or '@'; {{var}} holds {var}). A URL's
 # scheme and an address start only where their run of characters starts: tried at every
@@ -35,8 +35,7 @@ _MAYBE = re.compile(r"[`@{%\[]|:[a-z0-9_+/-]|www\.|</?\d")
 _TOKEN = re.compile(r"( ?)\{(\d+)\}")
 
 
-@dataclass(frozen=True)
-class Masked:
+class Masked(NamedTuple):
     text: str
     """The text with each placeholder replaced by {1}, {2}, ..."""
     originals: tuple[str, ...]

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import sentencex
 
@@ -25,8 +24,7 @@ _SPACE = re.compile(r"\s+")
 _LINES = re.compile(r"(?<=\n)(?=.)", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     lead: str
     """Whitespace before the text (kept as is)."""
     core: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dragoman.text.letters import has_letters
 from dragoman.text.markup.markers import Token
@@ -40,14 +40,14 @@ VOID_TAGS = _tags(
 # Never translated, kept verbatim (with `translate="no"`, `class="notranslate"`, ignore_tags).
 SKIP_TAGS = _tags("script style code pre kbd samp var textarea svg math")
 ATTRIBUTES = ("title", "alt", "placeholder", "aria-label")
+_TRANSLATED = frozenset(ATTRIBUTES)
 
 BLOCK, INLINE, VOID, SKIP = "block", "inline", "void", "skip"
 _SPACES = " \t\n\f\r"  # HTML whitespace; U+00A0 is text
 _WS = re.compile(f"[{_SPACES}]+")
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """Where a unit's inline run sits: in `container`, after the splitting child `after` (None:
     at the container's start, in its text), over the children `children`; nodes by their
     position in the tree's document order."""
@@ -60,8 +60,7 @@ class Run:
     suffix: str
 
 
-@dataclass(frozen=True)
-class Attribute:
+class Attribute(NamedTuple):
     node: int
     name: str
     prefix: str
@@ -79,15 +78,31 @@ class Extractor:
     units: list[str] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)
     markers: list[tuple[str, ...]] = field(default_factory=list)
-    _skip: dict[Any, bool] = field(default_factory=dict)
     _kept: set[Any] = field(default_factory=set)
-    """HTML: the elements `_excluded` names, found in one pass over the tree (`prepare`)."""
+    """The elements kept verbatim, attributes included (a `<pre>` is only kept for its
+    content): by `translate="no"`, class `notranslate` or `ignore`; found in `prepare`."""
+    _skip: set[Any] = field(default_factory=set)
+    """The elements whose content is kept verbatim: `_kept` and HTML's SKIP_TAGS."""
+    _holds_block: set[Any] = field(default_factory=set)
+    """HTML: the elements with a splitting element inside."""
+    _flow: dict[Any, str] = field(default_factory=dict)
+    """`_in_flow`'s answers, asked of a run's nodes several times."""
 
     def prepare(self, top: Any) -> None:
-        """Index the tree's nodes in document order and, for HTML, find the elements kept whole
-        by their attributes or `ignore` in one XPath pass rather than asking every node."""
-        self.index.update((node, i) for i, node in enumerate(top.iter()))
+        """Index the tree's nodes in document order and find, in one pass each, the elements
+        kept whole (by tag, attributes or `ignore`) and, for HTML, those holding a splitting
+        element, rather than asking every node on the walk."""
+        nodes = list(top.iter())
+        self.index.update(zip(nodes, range(len(nodes)), strict=True))
         if self.xml:
+            if self.ignore:
+                self._kept.update(
+                    node
+                    for node in nodes
+                    if isinstance(node.tag, str)
+                    and (node.tag in self.ignore or node.tag.rpartition("}")[2] in self.ignore)
+                )
+            self._skip = self._kept
             return
         marked = top.xpath("descendant-or-self::*[@translate or @class]")
         self._kept.update(
@@ -98,6 +113,13 @@ class Extractor:
         )
         if self.ignore:
             self._kept.update(top.iter(*self.ignore))
+        self._skip = self._kept.union(top.iter(*SKIP_TAGS))
+        holds = self._holds_block
+        for block in top.iter(*BLOCK_TAGS):
+            for above in block.iterancestors():
+                if above in holds:
+                    break  # and so are all above it
+                holds.add(above)
 
     def walk(self, container: Any) -> None:
         self._attributes(container)
@@ -111,61 +133,51 @@ class Extractor:
             if kind in (INLINE, VOID):
                 run.append(child)
                 continue
-            self._flush(container, after, run)
-            run = []
+            if run or _spoken(container.text if after is None else after.tail):
+                self._flush(container, after, run)
+                run = []
             if kind == BLOCK:
                 self.walk(child)
             else:
                 self._void_attributes(child)
             after = child
-        self._flush(container, after, run)
+        if run or _spoken(container.text if after is None else after.tail):
+            self._flush(container, after, run)
 
     def _kind(self, node: Any, mixed: bool) -> str:
         """How a child of a splitting element takes part in its text."""
-        if not isinstance(node.tag, str):
+        tag = node.tag
+        if not isinstance(tag, str):
             return VOID  # comment, processing instruction, entity reference
         if self.xml:
             if not mixed:
-                return SKIP if self._skipped(node) else BLOCK
+                return SKIP if node in self._skip else BLOCK
             return self._in_flow(node)
-        tag = node.tag
         inline = tag not in BLOCK_TAGS and (
             tag in INLINE_TAGS or tag in VOID_TAGS or tag in SKIP_TAGS or mixed
         )
-        if self._skipped(node):
+        if node in self._skip:
             return VOID if inline else SKIP
-        if inline and tag not in VOID_TAGS and _has_block(node):
+        if inline and tag not in VOID_TAGS and node in self._holds_block:
             inline = False
         return self._in_flow(node) if inline else BLOCK
 
     def _in_flow(self, node: Any) -> str:
         """INLINE (a paired marker) or VOID for a node inside a run."""
-        if not isinstance(node.tag, str) or self._skipped(node):
-            return VOID
-        if (not self.xml and node.tag in VOID_TAGS) or (not node.text and not len(node)):
-            return VOID
-        return INLINE
-
-    def _skipped(self, node: Any) -> bool:
-        skipped = self._skip.get(node)
-        if skipped is None:
-            skipped = self._skip[node] = self._skips(node)
-        return skipped
-
-    def _skips(self, node: Any) -> bool:
-        return (not self.xml and node.tag in SKIP_TAGS) or self._excluded(node)
-
-    def _excluded(self, node: Any) -> bool:
-        """Kept verbatim, attributes included (a `<pre>` is only kept for its content)."""
-        if not self.xml:
-            return node in self._kept
-        tag = node.tag if isinstance(node.tag, str) else ""
-        return tag in self.ignore or tag.rpartition("}")[2] in self.ignore
+        flow = self._flow.get(node)
+        if flow is None:
+            tag = node.tag
+            void = (
+                not isinstance(tag, str)
+                or node in self._skip
+                or (not self.xml and tag in VOID_TAGS)
+                or (not node.text and not len(node))
+            )
+            flow = self._flow[node] = VOID if void else INLINE
+        return flow
 
     def _flush(self, container: Any, after: Any, run: list[Any]) -> None:
         lead = (container.text if after is None else after.tail) or ""
-        if not run and not lead.strip():
-            return  # whitespace between splitting elements, the commonest run
         # Void elements at the edges of a run stay where they are, outside the unit.
         while run and self._in_flow(run[0]) == VOID and not lead.strip():
             after = run.pop(0)
@@ -188,12 +200,12 @@ class Extractor:
             return
         self.units.append(unit)
         self.markers.append(tuple(markers))
-        children = tuple(self.index[c] for c in run)
+        index = self.index
         self.slots.append(
             Run(
-                self.index[container],
-                None if after is None else self.index[after],
-                children,
+                index[container],
+                None if after is None else index[after],
+                tuple(index[c] for c in run),
                 markers,
                 prefix,
                 suffix,
@@ -218,23 +230,23 @@ class Extractor:
 
     def _void_attributes(self, node: Any) -> None:
         """The translatable attributes of an element kept whole."""
-        if self.xml or not isinstance(node.tag, str) or self._excluded(node):
+        if self.xml or not isinstance(node.tag, str) or node in self._kept:
             return
         if node.tag in SKIP_TAGS:  # <textarea placeholder>: its own attributes only
             self._attributes(node)
             return
         for inner in node.iter():  # <picture><img alt>: the alt is still text
-            if isinstance(inner.tag, str) and not self._skipped(inner):
+            if isinstance(inner.tag, str) and inner not in self._skip:
                 self._attributes(inner)
 
     def _attributes(self, node: Any) -> None:
         if self.xml:
             return
         present = node.keys()
-        if not present:
-            return
-        names = [a for a in ATTRIBUTES if a in present]
         tag = node.tag
+        if _TRANSLATED.isdisjoint(present) and tag != "input" and tag != "meta":
+            return  # none (the commonest), or none ever translated
+        names = [a for a in ATTRIBUTES if a in present]
         if tag == "input" and (node.get("type") or "").strip().lower() in ("submit", "button"):
             names.append("value")
         elif tag == "meta" and (node.get("name") or "").strip().lower() == "description":
@@ -249,20 +261,28 @@ class Extractor:
             self.slots.append(Attribute(self.index[node], name, _leading(value), _trailing(value)))
 
 
+def _spoken(lead: str | None) -> bool:
+    """Whether a run's leading text is more than whitespace."""
+    return lead is not None and lead != "" and not lead.isspace()
+
+
 def _unit(tokens: list[Token]) -> tuple[str, str, str]:
     """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
     had before and after, kept in place. Empty when the run has no letters."""
-    if not any(k == "t" and has_letters(v) for k, v in tokens):
+    if not has_letters("".join([v for k, v in tokens if k == "t"])):
         return "", "", ""
     out: list[str] = []
     space = True  # at the start of a block a space renders as nothing
     for kind, value in tokens:
         if kind == "t":
-            text = _WS.sub(" ", value)
-            if space and text.startswith(" "):
+            if not value:
+                continue
+            # a single space between printable characters is what most text holds
+            text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
+            if space and text[0] == " ":
                 text = text[1:]
             if text:
-                space = text.endswith(" ")
+                space = text[-1] == " "
                 out.append(text)
         elif kind == "v":
             space = False
@@ -284,7 +304,3 @@ def _trailing(text: str) -> str:
 def _mixed(node: Any) -> bool:
     """Whether the element holds text of its own beside its children."""
     return bool((node.text or "").strip()) or any((c.tail or "").strip() for c in node)
-
-
-def _has_block(node: Any) -> bool:
-    return any(isinstance(d.tag, str) and d.tag in BLOCK_TAGS for d in node.iterdescendants())

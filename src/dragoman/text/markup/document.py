@@ -71,9 +71,10 @@ class Markup:
         ):
             reply = _NOT_XML.sub("", reply)
             if isinstance(slot, Attribute):
-                if plain(reply) != reply:
+                text = plain(reply)
+                if text != reply:
                     repairs.append(f"unit {i}: invented markers in an attribute")
-                value = _NOT_XML.sub("", slot.prefix + plain(reply) + slot.suffix)
+                value = _NOT_XML.sub("", slot.prefix + text + slot.suffix)
                 nodes[slot.node].set(slot.name, value)
                 continue
             content, problems = to_content(unit, reply, self.markers[i])

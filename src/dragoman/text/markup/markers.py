@@ -40,12 +40,12 @@ Content = list[str | Node]
 
 def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
-    pos = 0
-    for m in _MARKER.finditer(text):
-        if m.start() > pos:
-            tokens.append(("t", text[pos : m.start()]))
-        pos = m.end()
-        slash, letter, number, self_closing = m.groups()
+    # split gives the text before each marker, then the marker's four groups, ..., then the rest
+    parts = _MARKER.split(text)
+    for i in range(0, len(parts) - 1, 5):
+        if parts[i]:
+            tokens.append(("t", parts[i]))
+        slash, letter, number, self_closing = parts[i + 1 : i + 5]
         name = f"{letter.lower()}{int(number)}"
         if name[0] == "x":
             if not slash:  # "</x2>" closes nothing: a void marker has no end
@@ -56,8 +56,8 @@ def tokenize(text: str) -> list[Token]:
             tokens.append(("o", name))
             if self_closing:
                 tokens.append(("c", name))
-    if pos < len(text):
-        tokens.append(("t", text[pos:]))
+    if parts[-1]:
+        tokens.append(("t", parts[-1]))
     return tokens
 
 
@@ -74,8 +74,18 @@ def validate(reply: str, expected_ids: Collection[str]) -> list[str]:
 
 
 def _check(tokens: list[Token], expected: Collection[str]) -> list[str]:
-    counts: Counter[tuple[str, str]] = Counter((k, n) for k, n in tokens if k != "t")
-    names = _unique(n for k, n in tokens if k != "t")
+    marks = [(k, n) for k, n in tokens if k != "t"]
+    # An `xN` can only be ("v", xN) and a `gN` ("o", gN) or ("c", gN): as many distinct
+    # marks as that allows, all expected, is each expected marker exactly once.
+    allowed = len(expected) + sum(1 for n in expected if n[0] == "g")
+    if (
+        len(marks) == allowed
+        and len(set(marks)) == allowed
+        and all(n in expected for _, n in marks)
+    ):
+        return _nesting(marks)
+    counts: Counter[tuple[str, str]] = Counter(marks)
+    names = _unique(n for _, n in marks)
     problems = [f"invented {n}" for n in names if n not in expected]
     for name in sorted(expected, key=_number):
         if name[0] == "x":
@@ -92,10 +102,13 @@ def _check(tokens: list[Token], expected: Collection[str]) -> list[str]:
             problems.append(f"unclosed {name}")
         elif not opened:
             problems.append(f"unopened {name}")
-    if problems:
-        return problems
+    return problems or _nesting(marks)
+
+
+def _nesting(marks: list[Token]) -> list[str]:
+    """The first misnested marker, as `_check` reports it (empty when well nested)."""
     stack: list[str] = []
-    for kind, name in tokens:
+    for kind, name in marks:
         if kind == "o":
             stack.append(name)
         elif kind == "c":
