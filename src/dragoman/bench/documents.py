@@ -79,6 +79,8 @@ def _overhead() -> dict[str, float]:
             p.assemble(p.units)
             times.append(time.perf_counter() - started)
         out[name] = 1000 * statistics.median(times[5:])
+        # the code's own cost: on a shared machine interference only ever adds
+        out[name.replace("_ms", "_min_ms")] = 1000 * min(times[5:])
     return out
 
 
@@ -152,7 +154,7 @@ def markdown(out: dict[str, Any]) -> str:
     doc = statistics.median(r["document_s"] for r in p["rounds"])
     longest = statistics.median(r["longest_alone_s"] for r in p["rounds"])
     total = statistics.median(r["sum_alone_s"] for r in p["rounds"])
-    worst = max(ov.values())
+    worst = max(ov["html_10kb_ms"], ov["text_10kb_ms"])
     return "\n".join(
         [
             f"# Documents: {out['meta']['machine']}",
@@ -166,7 +168,8 @@ def markdown(out: dict[str, Any]) -> str:
             f"({ca['requests']} requests over HTTP, {ca['hits']:g} hits, echo engine) | "
             f"{verdict[ca['p50_ms'] <= 2 and ca['hits'] >= ca['requests']]} |",
             f"| segmentation + markup <= 5 ms for 10 KB | HTML {ov['html_10kb_ms']:.2f} ms, text "
-            f"{ov['text_10kb_ms']:.2f} ms (median of 45) | {verdict[worst <= 5]} |",
+            f"{ov['text_10kb_ms']:.2f} ms (median of 45; fastest {ov['html_10kb_min_ms']:.2f} / "
+            f"{ov['text_10kb_min_ms']:.2f} ms) | {verdict[worst <= 5]} |",
             "",
         ]
     )

@@ -269,10 +269,9 @@ def _spoken(lead: str | None) -> bool:
 def _unit(tokens: list[Token]) -> tuple[str, str, str]:
     """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
     had before and after, kept in place. Empty when the run has no letters."""
-    if not has_letters("".join([v for k, v in tokens if k == "t"])):
-        return "", "", ""
     out: list[str] = []
     space = True  # at the start of a block a space renders as nothing
+    letters = False
     for kind, value in tokens:
         if kind == "t":
             if not value:
@@ -282,6 +281,7 @@ def _unit(tokens: list[Token]) -> tuple[str, str, str]:
             if space and text[0] == " ":
                 text = text[1:]
             if text:
+                letters = letters or has_letters(text)
                 space = text[-1] == " "
                 out.append(text)
         elif kind == "v":
@@ -289,6 +289,8 @@ def _unit(tokens: list[Token]) -> tuple[str, str, str]:
             out.append(f"<{value}/>")
         else:
             out.append(f"<{value}>" if kind == "o" else f"</{value}>")
+    if not letters:
+        return "", "", ""
     # tokens start with the run's leading text and end with its last tail
     return "".join(out).rstrip(" "), _leading(tokens[0][1]), _trailing(tokens[-1][1])
 
