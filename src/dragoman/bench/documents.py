@@ -141,6 +141,8 @@ async def run_documents_bench(s: BenchSettings, console: Console) -> dict[str, A
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=600) as c:
             await _post(c, "Warm up the engine.")
+            # the engine the server picked for this host (meta's plan is the bench's settings')
+            out["served"] = (await c.get("/v1/info")).raise_for_status().json()["engines"]
             out["parallel"] = await _parallel(c)
             console.log(f"parallel: {out['parallel']['ratio_to_longest']:.2f}x the longest")
     finally:
@@ -155,9 +157,15 @@ def markdown(out: dict[str, Any]) -> str:
     longest = statistics.median(r["longest_alone_s"] for r in p["rounds"])
     total = statistics.median(r["sum_alone_s"] for r in p["rounds"])
     worst = max(ov["html_10kb_ms"], ov["text_10kb_ms"])
+    served = "; ".join(
+        f"{name}: engine {plan['engine']['value']}, dtype {plan['dtype']['value']}"
+        for name, plan in ((n, e["settings"]) for n, e in out.get("served", {}).items())
+    )
     return "\n".join(
         [
             f"# Documents: {out['meta']['machine']}",
+            "",
+            f"Served by `dragoman serve` with the host's defaults ({served or 'not recorded'}).",
             "",
             "| target | measured | verdict |",
             "|---|---|---|",
