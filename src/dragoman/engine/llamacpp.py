@@ -30,7 +30,7 @@ from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
-from dragoman.engine.prompts import PromptBuilder, PromptFormat
+from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, PromptBuilder, PromptFormat
 from dragoman.engine.protocol import FinishReason, Terms, Translation
 from dragoman.errors import DragomanError, EngineDead, EngineFailed
 from dragoman.host import Host, detect
@@ -180,22 +180,27 @@ class LlamaCppTranslator:
         if r.status_code != 200:
             raise EngineDead(f"llama-server's /health answered {r.status_code}: {r.text[:200]}")
 
-    def payload(self, ids: list[int], max_tokens: int, slot: int | None = None) -> dict[str, Any]:
+    def payload(
+        self, ids: list[int], max_tokens: int, slot: int | None = None, retry: bool = False
+    ) -> dict[str, Any]:
         """A /completion request: dragoman's prompt as token ids (the GGUF's vocabulary is
-        the tokenizer's), greedy, dragoman's budget and penalty, in the slot `slot` names
-        (engine/_llamacpp_slots.py). llama.cpp's penalty divides a
+        the tokenizer's), greedy (a `retry` sampled with a fixed seed, as on vLLM),
+        dragoman's budget and penalty, in the slot `slot` names (engine/_llamacpp_slots.py).
+        llama.cpp's penalty divides a
         seen token's logit as vLLM's does; its window is the slot's context so prompt and output
         count, as in vLLM. One answer, not a stream: `_generate` streams only an output's tail."""
         body: dict[str, Any] = {
             "prompt": ids,
             "n_predict": max_tokens,
-            "temperature": 0.0,
+            "temperature": RETRY_TEMPERATURE if retry else 0.0,
             "repeat_penalty": self._settings.repetition_penalty,
             "repeat_last_n": self._settings.max_model_len,
             "cache_prompt": True,  # the shared instruction prefix is not computed again
             "stream": False,
             "return_tokens": True,  # the guard reads token ids
         }
+        if retry:  # as vLLM samples: the whole distribution, no top-k, top-p or min-p cut
+            body.update(seed=0, top_k=0, top_p=1.0, min_p=0.0)
         if slot is not None:
             body["id_slot"] = slot
         if self.prompts.stop:
@@ -232,7 +237,7 @@ class LlamaCppTranslator:
                 if self._slots.key_of(slot) != pair:
                     await self._bank.load(pair, slot)
                 final, text_out, cut, slot_seconds = await self._generate(
-                    self.payload(ids, max_tokens, slot), guard
+                    self.payload(ids, max_tokens, slot, isinstance(text, Insisted)), guard
                 )
         except (httpx.HTTPError, ValueError, KeyError) as exc:
             raise self._failure(exc) from exc

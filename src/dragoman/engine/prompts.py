@@ -111,9 +111,16 @@ ANSWER_IN: dict[str, str] = {
 }
 
 
+RETRY_TEMPERATURE = 0.7
+"""Sampling for an `Insisted` text's request, seeded (0), on every engine: greedy decoding
+would mostly repeat the failed reply. Measured against greedy in benchmarks/README.md, "Reply
+validation"."""
+
+
 class Insisted(str):
     """A text asked again after its first reply failed the service's check: the prompt adds
-    `note`. Like InContext, it is the text everywhere else."""
+    `note`, and the engine samples (RETRY_TEMPERATURE). Like InContext, it is the text
+    everywhere else."""
 
     note: str
 

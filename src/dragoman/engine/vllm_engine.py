@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import EnginePlan, choose_weights, plan_engine
-from dragoman.engine.prompts import Insisted, PromptBuilder, PromptFormat
+from dragoman.engine.prompts import (
+    RETRY_TEMPERATURE,
+    Insisted,
+    PromptBuilder,
+    PromptFormat,
+)
 from dragoman.engine.protocol import (
     ChatChunk,
     ChatFinish,
@@ -43,9 +48,6 @@ DEAD = "the engine has stopped; restart the server"
 # Tokens per output the repetition guard receives (vLLM's per-request stream interval).
 STREAM_INTERVAL = 8
 STARTUP_QUESTION_SECONDS = 120.0
-RETRY_TEMPERATURE = 0.7
-"""Sampling for a second request (service/validate.py), seeded: measured against greedy in
-benchmarks/README.md, "Reply validation"."""
 
 
 def is_cpu_platform() -> bool:

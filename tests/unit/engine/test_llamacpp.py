@@ -23,6 +23,7 @@ from dragoman.engine.llamacpp import (
     slot_client,
     thread_count,
 )
+from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, insist_note
 from dragoman.errors import DragomanError, EngineDead, EngineFailed
 from dragoman.host import detect
 from dragoman.settings import EngineSettings
@@ -139,6 +140,26 @@ async def test_short_answer_in_one_piece_fills_usage_finish_and_timings() -> Non
     assert 0 < out.inference_seconds <= 0.3
     assert out.queue_seconds >= 0
     assert t.num_unfinished_requests() == 0
+
+
+async def test_a_text_asked_again_is_sampled_with_a_fixed_seed_and_its_note() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json=final(content="Merci.", tokens=[7]))
+
+    t = translator(handler)
+    await t.translate("Thank you.", "en", "fr")
+    note = insist_note("Thank you.", "fr", "language")
+    await t.translate(Insisted("Thank you.", note), "en", "fr")
+    first, again = seen
+    assert first["temperature"] == 0.0 and "seed" not in first
+    assert again["temperature"] == RETRY_TEMPERATURE > 0 and again["seed"] == 0
+    # vLLM's sampling: the whole distribution, no top-k, top-p or min-p cut
+    assert (again["top_k"], again["top_p"], again["min_p"]) == (0, 1.0, 0.0)
+    # the second prompt carries the note (in the target language), the first does not
+    assert len(again["prompt"]) > len(first["prompt"])
 
 
 async def test_long_output_streams_its_tail_from_the_tokens_so_far(
