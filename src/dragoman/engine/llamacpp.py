@@ -277,7 +277,8 @@ class LlamaCppTranslator:
         slower, benchmarks/README.md), while most translations are shorter than that, and a
         loop in the first part costs at most that many tokens before the guard cuts it. The
         tail continues from the prompt and the tokens so far: the slot still holds them
-        (cache_prompt), and greedy decoding with the same penalty window gives the same tokens."""
+        (cache_prompt), and greedy decoding with the same penalty window gives the same tokens
+        (a sampled retry's tail is drawn afresh, from the same seed)."""
         budget = int(body["n_predict"])
         if guard is None:
             final = await self._answer(body)
