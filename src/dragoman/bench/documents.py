@@ -158,8 +158,9 @@ def markdown(out: dict[str, Any]) -> str:
     total = statistics.median(r["sum_alone_s"] for r in p["rounds"])
     worst = max(ov["html_10kb_ms"], ov["text_10kb_ms"])
     served = "; ".join(
-        f"{name}: engine {plan['engine']['value']}, dtype {plan['dtype']['value']}"
-        for name, plan in ((n, e["settings"]) for n, e in out.get("served", {}).items())
+        f"{name}: engine {e['settings']['engine']['value']}, "
+        f"dtype {e['settings']['dtype']['value']}"
+        for name, e in out.get("served", {}).items()
     )
     return "\n".join(
         [

@@ -133,16 +133,18 @@ class Extractor:
             if kind in (INLINE, VOID):
                 run.append(child)
                 continue
-            if run or _spoken(container.text if after is None else after.tail):
-                self._flush(container, after, run)
+            lead = (container.text if after is None else after.tail) or ""
+            if run or lead.strip():  # not whitespace between splitting elements alone
+                self._flush(container, after, run, lead)
                 run = []
             if kind == BLOCK:
                 self.walk(child)
             else:
                 self._void_attributes(child)
             after = child
-        if run or _spoken(container.text if after is None else after.tail):
-            self._flush(container, after, run)
+        lead = (container.text if after is None else after.tail) or ""
+        if run or lead.strip():
+            self._flush(container, after, run, lead)
 
     def _kind(self, node: Any, mixed: bool) -> str:
         """How a child of a splitting element takes part in its text."""
@@ -176,8 +178,9 @@ class Extractor:
             flow = self._flow[node] = VOID if void else INLINE
         return flow
 
-    def _flush(self, container: Any, after: Any, run: list[Any]) -> None:
-        lead = (container.text if after is None else after.tail) or ""
+    def _flush(self, container: Any, after: Any, run: list[Any], lead: str) -> None:
+        """The unit of `run`, the inline nodes after `after` in `container` (None: at its
+        start), `lead` the text before them."""
         # Void elements at the edges of a run stay where they are, outside the unit.
         while run and self._in_flow(run[0]) == VOID and not lead.strip():
             after = run.pop(0)
@@ -189,7 +192,7 @@ class Extractor:
             only = run[0]
             if not lead.strip() and not (only.tail or "").strip():
                 self._attributes(only)
-                self._flush(only, None, list(only))
+                self._flush(only, None, list(only), only.text or "")
                 return
         tokens: list[Token] = [("t", lead)]
         markers: dict[str, int] = {}
@@ -259,11 +262,6 @@ class Extractor:
             self.units.append(text)
             self.markers.append(())
             self.slots.append(Attribute(self.index[node], name, _leading(value), _trailing(value)))
-
-
-def _spoken(lead: str | None) -> bool:
-    """Whether a run's leading text is more than whitespace."""
-    return lead is not None and lead != "" and not lead.isspace()
 
 
 def _unit(tokens: list[Token]) -> tuple[str, str, str]:
