@@ -142,6 +142,11 @@ async def ask(c: httpx.AsyncClient, i: int, surface: str = "native", fresh: bool
     )
 
 
+def quantile(ordered: list[float], q: float) -> float:
+    """The q-quantile of sorted values, nearest rank below."""
+    return ordered[int(q * (len(ordered) - 1))]
+
+
 def backoff(a: Answer) -> float:
     """A client's back-off after a refusal: Retry-After, shortened to keep the test brief (the
     point is many clients at the bound, not waiting)."""
@@ -151,7 +156,7 @@ def backoff(a: Answer) -> float:
 async def test_4x_the_bound_of_clients_get_200_or_fast_429_never_5xx(
     bounded: Launched, pace: Pace
 ) -> None:
-    clients, wanted = 4 * BOUND, 3  # each client until 3 translations, or the time budget
+    clients, wanted = 4 * BOUND, 1  # each client until its translation, or the time budget
     budget = pace.deadline(4 * clients * wanted * 40 // BOUND)
     end = time.monotonic() + budget
     answers: list[Answer] = []
@@ -160,7 +165,8 @@ async def test_4x_the_bound_of_clients_get_200_or_fast_429_never_5xx(
         done = 0
         while done < wanted and time.monotonic() < end:
             # Each client keeps to one surface; the three take turns among the clients.
-            a = await ask(c, n * 100 + len(answers), SURFACES[n % len(SURFACES)])
+            # Texts never asked before: each admitted one is engine work, not a cache hit.
+            a = await ask(c, n * 100 + len(answers), SURFACES[n % len(SURFACES)], fresh=True)
             answers.append(a)
             if a.status == 200:
                 done += 1
@@ -189,9 +195,17 @@ async def test_4x_the_bound_of_clients_get_200_or_fast_429_never_5xx(
     # Every surface was pushed past the bound and answered in its own shape.
     assert {a.surface for a in refused} == set(SURFACES), [a.surface for a in refused]
     # Refusals cost no engine time: answered at once even with the engine busy on both cores.
+    # Measured against the translations of the same run, not a clock: a refusal that waited
+    # for a slot would take about as long as one. A stall of the whole machine (this virtual
+    # host's speed moves up to 1.5x in phases) may catch a few, so the tail is the 90th.
     seconds = sorted(a.seconds for a in refused)
-    assert statistics.median(seconds) <= 0.1, seconds
-    assert seconds[int(0.99 * (len(seconds) - 1))] <= 1.0, seconds
+    translation = statistics.median(a.seconds for a in ok)
+    print(
+        f"refusals median {statistics.median(seconds):.4f} s, 90th {quantile(seconds, 0.9):.4f}"
+        f" s, max {seconds[-1]:.4f} s; translations median {translation:.4f} s"
+    )
+    assert statistics.median(seconds) <= translation / 10, (seconds, translation)
+    assert quantile(seconds, 0.9) <= translation / 2, (seconds, translation)
     rejected = 'dragoman_rejected_total{reason="overloaded"}'
     assert sample(metrics, rejected) - sample(before, rejected) == len(refused)
     admitted = "dragoman_admitted_total"
