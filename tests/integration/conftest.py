@@ -19,6 +19,22 @@ from dragoman.bench.servers import Launched, launch_dragoman
 os.environ.setdefault("DRAGOMAN_ARCHITECTURE", "continuous")
 
 
+def quickest_engine() -> tuple[str, ...]:
+    """`dragoman serve` flags for the engine that starts quickest here: llama.cpp (~15 s on 2
+    cores against vLLM's ~50) where its server is present (the `cpu` extra's wheel), else the
+    tier's vLLM. For tests of the layers above the engine (the shared cache), which start
+    servers of their own."""
+    from dragoman.engine.llamacpp import server_launcher
+    from dragoman.errors import DragomanError
+    from dragoman.settings import EngineSettings
+
+    try:
+        server_launcher(EngineSettings())
+    except DragomanError:
+        return ()
+    return ("--architecture", "llama-cpp")
+
+
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
     server = launch_dragoman(
