@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -42,11 +41,10 @@ def limits_of(settings: ServeSettings) -> Limits:
 
 
 def _preload_detector(translator: Translator) -> None:
-    """Load the language detector for the served languages in the background once the engine
-    is up: the first `source=auto` request does not pay for it."""
-    detector = shared_detector(tuple(sorted(translator.languages)))
-    thread = threading.Thread(target=detector.load, name="detector-load", daemon=True)
-    thread.start()
+    """Load the language detector for the served languages once the engine is up, before the
+    server says it is ready: the first `source=auto` request does not pay for it, and lingua's
+    build (1-3 s holding the GIL on 2 cores) stalls no request."""
+    shared_detector(tuple(sorted(translator.languages))).load()
 
 
 def build_app(

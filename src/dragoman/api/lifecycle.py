@@ -56,9 +56,11 @@ class EngineHost:
     async def _run(self) -> None:
         try:
             async with self._factory() as translator:
-                self._translator, self.state = translator, "ready"
                 if self._on_ready is not None:
-                    self._on_ready(translator)
+                    # Before "ready", in a thread: what it loads may hold the GIL for seconds
+                    # (lingua's detector does), which would stall the first requests admitted.
+                    await asyncio.to_thread(self._on_ready, translator)
+                self._translator, self.state = translator, "ready"
                 await self._watch(translator)
         except asyncio.CancelledError:
             raise
