@@ -17,6 +17,7 @@ from dragoman.bench.servers import Launched, launch_dragoman
 from dragoman.engine import llamacpp
 from dragoman.engine.llamacpp import open_llamacpp, server_launcher
 from dragoman.errors import DragomanError
+from dragoman.models.catalogue import DEFAULT_MODEL
 from dragoman.settings import EngineSettings
 
 pytestmark = pytest.mark.llamacpp
@@ -141,6 +142,51 @@ async def test_sentences_at_once_share_one_computed_prefix_restored_into_their_s
     for out, word in zip(outs, words, strict=True):
         assert out.finish_reason == "stop" and word in out.text.lower(), outs
     assert "nuit" in again.text.lower(), again
+
+
+def test_openai_chat_runs_on_llama_cpp(server: Launched) -> None:
+    """The `openai` client on the llama.cpp engine, as on vLLM (test_openai_live.py): the model
+    listed, an answer through the model's chat template, a stream of a fixed length with its
+    usage chunk last, and a refusal as the client's typed error."""
+    import openai
+
+    from tests.integration.test_openai_live import HELLO
+
+    with openai.OpenAI(
+        base_url=f"{server.url}/v1", api_key="unused", timeout=ANSWER_SECONDS, max_retries=0
+    ) as client:
+        assert [m.id for m in client.models.list().data] == [DEFAULT_MODEL]
+        out = client.chat.completions.create(
+            model=DEFAULT_MODEL,
+            messages=HELLO,  # type: ignore[arg-type]
+            max_tokens=24,
+            temperature=0,
+        )
+        choice = out.choices[0]
+        assert "Paris" in (choice.message.content or ""), choice.message.content
+        assert choice.finish_reason in ("stop", "length")
+        assert out.usage is not None and out.usage.prompt_tokens > 10
+        assert 0 < out.usage.completion_tokens <= 24
+        stream = client.chat.completions.create(
+            model=DEFAULT_MODEL,
+            messages=HELLO,  # type: ignore[arg-type]
+            max_completion_tokens=12,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body={"ignore_eos": True},
+        )
+        chunks = list(stream)
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert "Paris" in text, text
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+        assert finishes[-1] == "length" and not any(finishes[:-1])
+        usage = chunks[-1].usage
+        assert usage is not None and usage.completion_tokens == 12
+        long = [{"role": "user", "content": "word " * 2000}]  # past --max-model-len 512
+        with pytest.raises(openai.BadRequestError) as too_long:
+            client.chat.completions.create(model=DEFAULT_MODEL, messages=long)  # type: ignore[arg-type]
+        assert too_long.value.code == "context_length_exceeded"
 
 
 def test_stopping_dragoman_stops_llama_server(server: Launched) -> None:

@@ -1,5 +1,7 @@
 """End to end: `dragoman route` over two real dragoman servers with real engines, serving
-different language pairs (the seed's layout: each server its own set of pairs)."""
+different language pairs (the seed's layout: each server its own set of pairs). The second runs
+on the engine that starts quickest here (llama.cpp where present): a fleet of mixed engines,
+as an operator with AVX2 and AVX-512 hosts runs, and one vLLM start fewer."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import httpx
 import pytest
 
 from dragoman.bench.servers import Launched, launch_dragoman, launch_router
+from tests.integration.conftest import quickest_engine
 
 pytestmark = pytest.mark.integration
 
@@ -24,6 +27,7 @@ def second_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched
         "en,de,zh",
         "--max-num-seqs",
         "8",
+        *quickest_engine(),
         timeout=300,
     )
     yield server

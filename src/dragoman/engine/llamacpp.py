@@ -14,12 +14,19 @@ import logging
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from dragoman.engine._llamacpp_chat import (
+    CHAT_SLOT,
+    chat_body,
+    chat_prompt,
+    generation_defaults,
+    stream_chat,
+)
 from dragoman.engine._llamacpp_process import (
     LlamaServerProcess,
     command,
@@ -31,7 +38,7 @@ from dragoman.engine.guard import RepetitionGuard, source_copies
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
 from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, PromptBuilder, PromptFormat
-from dragoman.engine.protocol import FinishReason, Terms, Translation
+from dragoman.engine.protocol import ChatChunk, ChatParams, FinishReason, Terms, Translation
 from dragoman.errors import DragomanError, EngineDead, EngineFailed
 from dragoman.host import Host, detect
 
@@ -139,6 +146,7 @@ class LlamaCppTranslator:
         name: str | None = None,
         plan: EnginePlan | None = None,
         prefix_bank: bool = False,
+        model_dir: str | None = None,
     ) -> None:
         self._client = client
         self._server = server
@@ -157,6 +165,9 @@ class LlamaCppTranslator:
         self._running = 0
         self._slots = SlotPicker(settings.max_num_seqs)
         self._bank = PrefixBank(client, lambda pair: self.prompts.shared_prefix(*pair), prefix_bank)
+        # Chat's root (what /v1/models reports and clients load a tokenizer from) and defaults.
+        self._model_dir = model_dir or self.model_name
+        self._chat_defaults = generation_defaults(model_dir) if model_dir else {}
 
     def num_unfinished_requests(self) -> int:
         return self._running
@@ -336,6 +347,29 @@ class LlamaCppTranslator:
                 raise EngineFailed("llama-server's stream ended before the answer did")
             return final, None
 
+    # -- chat (the OpenAI surface): the model's chat template, no translation prompt or guard --
+
+    def chat_models(self) -> dict[str, str]:
+        return {self.model_name: self._model_dir}
+
+    async def chat(
+        self, model: str, messages: list[dict[str, str]], params: ChatParams
+    ) -> AsyncGenerator[ChatChunk, None]:
+        ids = chat_prompt(self._tokenizer, messages, self._settings.max_model_len)
+        yield ChatChunk("", len(ids))
+        self._running += 1
+        try:
+            async with self._slots.hold(CHAT_SLOT, ids) as slot:
+                body = chat_body(
+                    ids, params, self._chat_defaults, self._settings.max_model_len, slot
+                )
+                async for chunk in stream_chat(self._client, body):
+                    yield chunk
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            raise self._failure(exc) from exc
+        finally:
+            self._running -= 1
+
 
 def _slot_seconds(answer: dict[str, Any]) -> float | None:
     """Prompt and decode time of an answer in its slot, from llama-server's timings."""
@@ -400,7 +434,16 @@ async def open_llamacpp(
         )
         async with slot_client(server.url, settings.max_num_seqs) as c:
             yield LlamaCppTranslator(
-                c, server, settings, tokenizer, languages, prompt_format, label, plan, True
+                c,
+                server,
+                settings,
+                tokenizer,
+                languages,
+                prompt_format,
+                label,
+                plan,
+                prefix_bank=True,
+                model_dir=str(tokenizer_dir),
             )
     finally:
         await server.stop()
