@@ -20,6 +20,7 @@ class FakeTranslator:
         self.delay = delay
         self.max_words = max_words
         self.running = 0
+        self.peak = 0  # the most translations running at once
         self.started = 0
         self.cancelled = 0
         self.dead = False
@@ -37,6 +38,7 @@ class FakeTranslator:
         if len(text.split()) > self.max_words:
             raise TextTooLong("text is too long for the fake model")
         self.running += 1
+        self.peak = max(self.peak, self.running)
         self.started += 1
         try:
             await asyncio.sleep(self.delay)

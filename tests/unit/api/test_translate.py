@@ -42,8 +42,9 @@ async def test_translate_list_keeps_input_order_and_runs_items_concurrently(
     r = await client.post("/v1/translate", json=body(texts))
     assert r.status_code == 200
     assert [t["text"] for t in r.json()["translations"]] == [f"[fr] {t}" for t in texts]
-    # Run one after another, four texts would take 0.8 s of server time.
-    assert r.json()["timing"]["total_seconds"] < 0.6
+    # All four in the engine at once, not one after another (counted, not timed: a stalled
+    # host must not fail it).
+    assert fake.peak == len(texts)
 
 
 async def test_translate_normalises_language_codes(client: httpx.AsyncClient) -> None:
