@@ -85,7 +85,9 @@ def chat_body(
         "n_predict": min(asked, room) if asked else room,
         "temperature": value["temperature"],
         "top_p": value["top_p"],
-        "top_k": max(0, int(value["top_k"])),  # -1 (vLLM's off) is 0 here
+        # -1 (vLLM's off) is 0 here. Greedy is top-k 1: the same token, without sampling
+        # passes over the whole vocabulary (151k entries for this model) at every step.
+        "top_k": 1 if value["temperature"] == 0 else max(0, int(value["top_k"])),
         "min_p": value["min_p"],
         "repeat_penalty": value["repetition_penalty"],
         "repeat_last_n": max_model_len,

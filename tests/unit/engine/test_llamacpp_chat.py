@@ -38,7 +38,9 @@ def test_the_request_wins_and_its_budget_is_capped_to_the_room() -> None:
     )
     body = chat_body([1] * 500, params, {"temperature": 0.7, "max_tokens": 64}, 512, 0)
     assert body["temperature"] == 0.0
-    assert body["top_k"] == 0  # vLLM's -1 (off) is llama.cpp's 0
+    assert body["top_k"] == 1  # greedy: the top token, no pass over the vocabulary
+    sampled = chat_body([1], ChatParams(temperature=0.5, top_k=-1), {}, 512, 0)
+    assert sampled["top_k"] == 0  # vLLM's -1 (off) is llama.cpp's 0
     assert body["n_predict"] == 12  # asked 1000, room 12
     assert (body["stop"], body["seed"], body["ignore_eos"]) == (["\n"], 7, True)
     assert chat_body([1], ChatParams(), {"max_tokens": 64}, 512, 0)["n_predict"] == 64
