@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from dragoman.engine._llamacpp_process import error_message
+from dragoman.engine._llamacpp_process import error_message, messages
 from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams
 from dragoman.errors import ContextTooLong, EngineFailed, InvalidRequest
 
@@ -116,15 +116,10 @@ async def stream_chat(client: httpx.AsyncClient, body: dict[str, Any]) -> AsyncI
             if r.status_code == 400:
                 raise InvalidRequest(f"llama-server refused the request: {error_message(r)}")
             raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
-        async for line in r.aiter_lines():
-            if not line.startswith("data: "):
-                continue
-            msg = json.loads(line[6:])
-            if "error" in msg:
-                raise EngineFailed(f"llama-server: {msg['error']}")
+        async for msg in messages(r):
             text = msg.get("content") or ""
             if not msg.get("stop"):
-                made += 1 if text or msg.get("tokens") else 0
+                made += 1  # a message a token (its text may wait for the rest of a character)
                 if text:
                     yield ChatChunk(text, prompt_tokens, made)
                 continue

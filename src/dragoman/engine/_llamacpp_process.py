@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from dragoman.errors import EngineDead
+from dragoman.errors import EngineDead, EngineFailed
 
 log = logging.getLogger(__name__)
 
@@ -159,3 +162,15 @@ def error_message(r: httpx.Response) -> str:
         return str(err.get("message", err) if isinstance(err, dict) else err)[:300]
     except (ValueError, AttributeError):
         return r.text[:300]
+
+
+async def messages(r: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The messages of a streamed llama-server answer (`data: {...}` lines); EngineFailed for
+    an error message."""
+    async for line in r.aiter_lines():
+        if not line.startswith("data: "):
+            continue
+        msg: dict[str, Any] = json.loads(line[6:])
+        if "error" in msg:
+            raise EngineFailed(f"llama-server: {msg['error']}")
+        yield msg

@@ -9,7 +9,6 @@ budget, repetition penalty and guard are dragoman's own, so both engines do the 
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import sys
@@ -32,6 +31,7 @@ from dragoman.engine._llamacpp_process import (
     command,
     error_message,
     free_port,
+    messages,
 )
 from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, source_copies
@@ -331,12 +331,7 @@ class LlamaCppTranslator:
                 await r.aread()
                 raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
             final: dict[str, Any] = {}
-            async for line in r.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                msg = json.loads(line[6:])
-                if "error" in msg:
-                    raise EngineFailed(f"llama-server: {msg['error']}")
+            async for msg in messages(r):
                 final = msg
                 cut = guard.feed(msg.get("tokens") or [])
                 if cut is not None:
