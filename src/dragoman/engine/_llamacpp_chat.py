@@ -7,6 +7,7 @@ prompt, guard or output cleaning: chat is not translation."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,9 @@ def chat_body(
     }
     if params.stop:
         body["stop"] = list(params.stop)
-    if params.seed is not None:
-        body["seed"] = params.seed
+    # Unseeded is a fresh draw each time, as on vLLM (llama-server would take its own seed, 0,
+    # for every request: the same answer to the same sampled question).
+    body["seed"] = params.seed if params.seed is not None else random.getrandbits(31)
     return body
 
 

@@ -29,7 +29,10 @@ def test_unset_values_are_the_models_defaults_else_neutral_not_llama_cpps() -> N
     assert body["n_predict"] == 512 - 3  # the context's room
     assert body["repeat_last_n"] == 512  # prompt and output, as vLLM's penalty
     assert (body["stream"], body["id_slot"], body["ignore_eos"]) == (True, 1, False)
-    assert "seed" not in body and "stop" not in body
+    assert "stop" not in body
+    # Unseeded: a fresh seed each time (llama-server's own would be the same for every one).
+    seeds = {chat_body([1], ChatParams(), {}, 512, 0)["seed"] for _ in range(8)}
+    assert len(seeds) > 1 and body["seed"] >= 0
 
 
 def test_the_request_wins_and_its_budget_is_capped_to_the_room() -> None:
