@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from dragoman.engine._llamacpp_process import error_message, messages
+from dragoman.engine._llamacpp_process import error_message, stream_messages
 from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams
 from dragoman.errors import ContextTooLong, EngineFailed, InvalidRequest
 
@@ -118,7 +118,7 @@ async def stream_chat(client: httpx.AsyncClient, body: dict[str, Any]) -> AsyncI
             if r.status_code == 400:
                 raise InvalidRequest(f"llama-server refused the request: {error_message(r)}")
             raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
-        async for msg in messages(r):
+        async for msg in stream_messages(r):
             text = msg.get("content") or ""
             if not msg.get("stop"):
                 made += 1  # a message a token (its text may wait for the rest of a character)

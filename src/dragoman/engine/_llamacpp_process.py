@@ -164,7 +164,7 @@ def error_message(r: httpx.Response) -> str:
         return r.text[:300]
 
 
-async def messages(r: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def stream_messages(r: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     """The messages of a streamed llama-server answer (`data: {...}` lines); EngineFailed for
     an error message."""
     async for line in r.aiter_lines():

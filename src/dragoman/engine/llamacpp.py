@@ -31,7 +31,7 @@ from dragoman.engine._llamacpp_process import (
     command,
     error_message,
     free_port,
-    messages,
+    stream_messages,
 )
 from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, source_copies
@@ -331,7 +331,7 @@ class LlamaCppTranslator:
                 await r.aread()
                 raise EngineFailed(f"llama-server answered {r.status_code}: {error_message(r)}")
             final: dict[str, Any] = {}
-            async for msg in messages(r):
+            async for msg in stream_messages(r):
                 final = msg
                 cut = guard.feed(msg.get("tokens") or [])
                 if cut is not None:
