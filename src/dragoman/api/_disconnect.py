@@ -26,6 +26,11 @@ async def _wait_for_disconnect(receive: Receive) -> None:
 
 async def cancel_on_disconnect(request: Request, work: Coroutine[Any, Any, T]) -> T:
     task = asyncio.ensure_future(work)
+    # The task's first step runs before this one resumes: work that never waits (a cache
+    # hit, a refusal) is done by then and needs no watcher (two tasks fewer per request).
+    await asyncio.sleep(0)
+    if task.done():
+        return task.result()
     watcher = asyncio.ensure_future(_wait_for_disconnect(request.receive))
     try:
         await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)

@@ -89,11 +89,12 @@ async def require_metrics_key(
         raise InvalidApiKey("the metrics key is not valid")
 
 
-async def get_deadline(
-    request: Request, settings: Annotated[ServeSettings, Depends(get_settings)]
-) -> Deadline:
+async def get_deadline(request: Request) -> Deadline:
     """The server's --request-timeout from the request's arrival, tightened by a shorter
-    X-Request-Timeout header (a body `timeout` tightens it further in the handler)."""
+    X-Request-Timeout header (a body `timeout` tightens it further in the handler). Settings
+    read here, not as a dependency of their own: each costs a hop through FastAPI's
+    solver on every request."""
+    settings: ServeSettings = request.app.state.settings
     started = request.scope.get("state", {}).get("started")
     deadline = Deadline.start(settings.request_timeout, started)
     header = parse_timeout(request.headers.get("x-request-timeout"), "X-Request-Timeout")

@@ -22,10 +22,10 @@ from dragoman.engine.protocol import (
     FinishReason,
     Quality,
     Terms,
-    Tiered,
     Translation,
     Translator,
     charged_both,
+    is_tiered,
 )
 from dragoman.errors import (
     DeadlineExceeded,
@@ -254,7 +254,7 @@ class TranslationService:
         answering = jobs[0][0] if jobs else translator
         model = answering.model_for(next((s for s in sources if s), target), target)
         tier: Quality | None = None
-        if jobs and isinstance(translator, Tiered):
+        if jobs and is_tiered(translator):
             tier = translator.tier_of(model)
         elif jobs:
             tier = tier_of(self.settings.model)
@@ -384,7 +384,7 @@ def _engine(
 ) -> Translator:
     """The model that translates this pair: the hinted tier's where the server has tiers (a
     tier not loaded for the pair falls back to the pair's default), else the one model."""
-    if isinstance(translator, Tiered):
+    if is_tiered(translator):
         return translator.choose(source, target, quality)
     return translator
 
