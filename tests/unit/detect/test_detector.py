@@ -8,9 +8,10 @@ import threading
 import pytest
 
 from dragoman.detect import Candidate, Detection, LanguageDetector
-from dragoman.detect._clean import strip_non_language
+from dragoman.detect._clean import has_language, strip_non_language
 from dragoman.errors import ConfigError
 from dragoman.languages import NAMES
+from dragoman.text.letters import has_letters
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,38 @@ def test_placeholders_urls_and_digits_are_stripped_before_detection() -> None:
         "Hi {name}, %1$s <b>x</b> &amp; see https://a.io/x?y=1 or a@b.co 42"
     )
     assert cleaned == "Hi , x see or"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Save changes",
+        "42 items, 3.5 MB",
+        "123 456",
+        "🙂 👍",
+        "https://example.org/a?b=1",
+        "www.example.org",
+        "Visit https://example.org today",
+        "mail me@example.org",
+        "me@example.org",
+        "{name} {{count}} ${total}",
+        "Hello {name}",
+        "%(count)d %1$s %-5.2f",
+        "%s files",
+        "[X1X] <b></b> <0></0>",
+        "<b>Save</b>",
+        "&amp; &#160;",
+        "Tom & Jerry",
+        "ratio 3:4 and a/b",
+        "50% off",
+        "[draft]",
+        "é",
+        "",
+    ],
+)
+def test_has_language_is_letters_left_after_stripping(text: str) -> None:
+    """The plain-text shortcut answers as the full strip does."""
+    assert has_language(text) == has_letters(strip_non_language(text))
 
 
 def test_confidences_are_percentages_best_first_at_most_three(detector: LanguageDetector) -> None:
