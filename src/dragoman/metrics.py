@@ -75,6 +75,8 @@ class Metrics:
             ["direction"],
             registry=r,
         )
+        self.input_tokens = self.tokens.labels("input")
+        self.output_tokens = self.tokens.labels("output")
         # Per text (the answer's queue_seconds and inference_seconds), on every architecture;
         # vLLM's own request_queue_time histogram counts engine requests of the real engine only.
         self.queue_time = Histogram(
@@ -125,8 +127,9 @@ class Metrics:
             ["level"],
             registry=r,
         )
-        self.cache_hits.labels("local")
-        self.cache_misses.labels("local")
+        # Children asked on every request's path, found once (labels() costs ~2.5 us a call).
+        self.local_hits = self.cache_hits.labels("local")
+        self.local_misses = self.cache_misses.labels("local")
         self.cache_store_errors = Counter(
             f"{prefix}_cache_store_errors_total",
             "Failures of the shared cache store (--cache-url), by kind: get or set (down, "

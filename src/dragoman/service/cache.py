@@ -47,7 +47,7 @@ class TranslationCache:
             return None
         hit = self._lru.get(key)
         if hit is None:
-            self._metrics.cache_misses.labels("local").inc()
+            self._metrics.local_misses.inc()
             return None
         return self._hit(hit)
 
@@ -64,7 +64,7 @@ class TranslationCache:
         return [self._hit(self._lru[key]) for key in held]
 
     def _hit(self, value: Translation) -> Translation:
-        self._metrics.cache_hits.labels("local").inc()
+        self._metrics.local_hits.inc()
         # A hit did no engine work: no tokens, no time.
         return replace(
             value, input_tokens=0, output_tokens=0, queue_seconds=0.0, inference_seconds=0.0

@@ -245,8 +245,8 @@ class TranslationService:
             results[i] = combine(text, parts)
         for r in results:
             self.metrics.translations.labels(r.finish_reason).inc()
-            self.metrics.tokens.labels("input").inc(r.input_tokens)
-            self.metrics.tokens.labels("output").inc(r.output_tokens)
+            self.metrics.input_tokens.inc(r.input_tokens)
+            self.metrics.output_tokens.inc(r.output_tokens)
             if r.inference_seconds > 0:  # unchanged texts and cache hits cost no engine time
                 self.metrics.queue_time.observe(r.queue_seconds)
                 self.metrics.inference_time.observe(r.inference_seconds)
