@@ -7,6 +7,7 @@ gauges and histograms, re-exported as they are.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ _STAGE_BUCKETS = (
     *(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0),
     *(3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0, 256.0),
 )
+_GC_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 class HttpMetrics:
@@ -104,6 +106,14 @@ class Metrics:
             registry=r,
         )
         self.ready = Gauge(f"{prefix}_engine_ready", "1 when the engine answers.", registry=r)
+        self.gc_pause = Histogram(
+            f"{prefix}_gc_pause_seconds",
+            "Python garbage collections in the server process, by generation (2 is a full "
+            "one), and how long each held every request still (`dragoman serve` only).",
+            ["generation"],
+            buckets=_GC_BUCKETS,
+            registry=r,
+        )
         self.rejected = rejected_counter(r, prefix)
         self.admitted = Counter(
             f"{prefix}_admitted_total", "Requests admitted (translation and chat).", registry=r
@@ -207,6 +217,22 @@ class Metrics:
             ["key_name"],
             registry=r,
         )
+
+    def watch_gc(self) -> Callable[[str, dict[str, int]], None]:
+        """Time every garbage collection of this process (gc.callbacks: process-wide, so
+        once per process, by the server's entry point). Returns the callback."""
+        pauses = [self.gc_pause.labels(str(g)) for g in range(3)]
+        started = 0.0
+
+        def callback(phase: str, info: dict[str, int]) -> None:
+            nonlocal started
+            if phase == "start":
+                started = time.perf_counter()
+            else:
+                pauses[info["generation"]].observe(time.perf_counter() - started)
+
+        gc.callbacks.append(callback)
+        return callback
 
     def watch_admission(self, admission: Admission) -> None:
         self.admitted_in_flight.set_function(lambda: admission.in_flight)

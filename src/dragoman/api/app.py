@@ -52,9 +52,18 @@ def build_app(
     factory: TranslatorFactory,
     on_fatal: Callable[[str], None] | None = None,
     echo_request_id: bool = True,
+    after_ready: Callable[[], None] | None = None,
 ) -> FastAPI:
+    """`after_ready` runs in a thread once the engine is up and the detector loaded, before
+    the server says it is ready (the server process's own set-up: api/serve.py)."""
     metrics = Metrics()
-    host = EngineHost(factory, on_fatal, settings.engine_check_interval, _preload_detector)
+
+    def on_ready(translator: Translator) -> None:
+        _preload_detector(translator)
+        if after_ready is not None:
+            after_ready()
+
+    host = EngineHost(factory, on_fatal, settings.engine_check_interval, on_ready)
     admission = Admission(settings.admission_limit(), settings.engine_capacity())
     raw_keys = settings.api_keys.get_secret_value() if settings.api_keys else None
     keys = KeyStore(settings.api_keys_file, raw_keys)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from types import FrameType
@@ -175,6 +177,22 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
+def freeze_heap() -> None:
+    """What is alive once the engine is up stays alive: collect what is not, then freeze the
+    rest out of the collector's sight, so its full collections scan only what requests
+    allocate (the engine's imports leave ~400,000 objects: a full collection of them took
+    ~0.23 s on a 2-core host, holding every request still). vLLM does the same in its engine
+    process."""
+    started = time.perf_counter()
+    gc.collect()
+    gc.freeze()
+    log.info(
+        "heap frozen: %d objects out of the collector's sight (%.2f s)",
+        gc.get_freeze_count(),
+        time.perf_counter() - started,
+    )
+
+
 def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
     """Serve until SIGTERM (drain, then return: exit 0) or until the engine dies (raise
     EngineDead: exit 1)."""
@@ -184,7 +202,10 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
         if server is not None:
             server.on_fatal(reason)
 
-    app = build_app(settings, factory, on_fatal)
+    app = build_app(
+        settings, factory, on_fatal, after_ready=freeze_heap if settings.gc_freeze else None
+    )
+    timing = app.state.metrics.watch_gc()
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -198,6 +219,9 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
         timeout_graceful_shutdown=2,
     )
     server = _Server(config, app.state.admission, settings.drain_seconds)
-    server.run()
+    try:
+        server.run()
+    finally:
+        gc.callbacks.remove(timing)
     if server.fatal is not None:
         raise EngineDead(server.fatal)

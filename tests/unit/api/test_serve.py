@@ -3,11 +3,13 @@ supervisor restarts it); SIGTERM's drain is tested on real processes in tests/ro
 
 from __future__ import annotations
 
+import gc
 import threading
 from pathlib import Path
 
-from dragoman.api.serve import run
+from dragoman.api.serve import freeze_heap, run
 from dragoman.errors import EngineDead
+from dragoman.metrics import Metrics
 from dragoman.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
@@ -16,7 +18,11 @@ def test_dead_engine_stops_the_server_with_an_error(tmp_path: Path) -> None:
     fake = FakeTranslator()
     fake.dead = True  # dies right after loading; nobody sends a request
     settings = ServeSettings(
-        data_dir=tmp_path, port=0, engine_check_interval=0.05, log_level="warning"
+        data_dir=tmp_path,
+        port=0,
+        engine_check_interval=0.05,
+        log_level="warning",
+        gc_freeze=False,  # not this test process's heap
     )
     raised: list[BaseException] = []
 
@@ -28,7 +34,32 @@ def test_dead_engine_stops_the_server_with_an_error(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=serve)
     thread.start()
+    callbacks = len(gc.callbacks)
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert len(raised) == 1 and isinstance(raised[0], EngineDead)
     assert raised[0].message == "the engine has stopped"
+    assert len(gc.callbacks) <= callbacks  # the server's GC timing left with it
+
+
+def test_collections_are_timed_by_generation() -> None:
+    metrics = Metrics()
+    callback = metrics.watch_gc()
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+    full = metrics.registry.get_sample_value("dragoman_gc_pause_seconds_count", {"generation": "2"})
+    took = metrics.registry.get_sample_value("dragoman_gc_pause_seconds_sum", {"generation": "2"})
+    assert full is not None and full >= 1 and took is not None and took > 0
+
+
+def test_freeze_heap_puts_the_live_objects_out_of_the_collectors_sight() -> None:
+    assert gc.get_freeze_count() == 0
+    try:
+        freeze_heap()
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # the modules this process imported, at least
+        assert len(gc.get_objects()) < frozen  # what is left to scan is what came after
+    finally:
+        gc.unfreeze()
