@@ -349,8 +349,9 @@ class ServeSettings(EngineSettings):
     gc_freeze: bool = True
     """Once the engine is up, move everything alive (modules, the tokenizer, the detector)
     out of Python's garbage collector's sight (gc.freeze): its full collections then scan
-    what requests allocate, not the ~400,000 objects the engine's imports leave, each of
-    which held every request still for ~0.2 s (dragoman_gc_pause_seconds shows them)."""
+    what requests allocate, not the ~400,000 objects the engine's imports leave (a full
+    collection of those held every request still for ~0.3 s; dragoman_gc_pause_seconds
+    shows them)."""
 
     api_keys_file: Path | None = None
     """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
