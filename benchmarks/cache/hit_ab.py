@@ -103,9 +103,10 @@ async def run(a: Path, b: Path, out: Path, rounds: int, block: int) -> dict[str,
         }
         for k, v in times.items()
     }
+    host = detect()
     return {
-        "machine": detect().label(),
-        "host": detect().as_dict(),
+        "machine": host.label(),
+        "host": host.as_dict(),
         "rounds": rounds,
         "block": block,
         "runs": summary,

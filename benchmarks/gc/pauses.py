@@ -134,14 +134,13 @@ async def drive(
             "max_ms": 1000 * ordered[-1],
         }
 
-    counts = {
-        g: v - parse(before, "dragoman_gc_pause_seconds_count").get(g, 0.0)
-        for g, v in parse(after, "dragoman_gc_pause_seconds_count").items()
-    }
-    sums = {
-        g: v - parse(before, "dragoman_gc_pause_seconds_sum").get(g, 0.0)
-        for g, v in parse(after, "dragoman_gc_pause_seconds_sum").items()
-    }
+    def during(name: str) -> dict[str, float]:
+        """`name`'s values per generation, less what they were before the load."""
+        then = parse(before, name)
+        return {g: v - then.get(g, 0.0) for g, v in parse(after, name).items()}
+
+    counts = during("dragoman_gc_pause_seconds_count")
+    sums = during("dragoman_gc_pause_seconds_sum")
     return {
         "seconds": elapsed,
         "errors": errors,
@@ -188,9 +187,10 @@ def main() -> None:
     p.add_argument("--fresh-every", type=int, default=20, help="0: the cache answers all")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    host = detect()
     result: dict[str, Any] = {
-        "machine": detect().label(),
-        "host": detect().as_dict(),
+        "machine": host.label(),
+        "host": host.as_dict(),
         "seconds": args.seconds,
         "clients": args.clients,
         "pool": args.pool,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -218,9 +219,10 @@ class Metrics:
             registry=r,
         )
 
-    def watch_gc(self) -> Callable[[str, dict[str, int]], None]:
-        """Time every garbage collection of this process (gc.callbacks: process-wide, so
-        once per process, by the server's entry point). Returns the callback."""
+    @contextmanager
+    def watch_gc(self) -> Iterator[None]:
+        """Time every garbage collection of this process while inside (gc.callbacks is
+        process-wide: the server's entry point holds this around its run)."""
         pauses = [self.gc_pause.labels(str(g)) for g in range(3)]
         started = 0.0
 
@@ -232,7 +234,10 @@ class Metrics:
                 pauses[info["generation"]].observe(time.perf_counter() - started)
 
         gc.callbacks.append(callback)
-        return callback
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(callback)
 
     def watch_admission(self, admission: Admission) -> None:
         self.admitted_in_flight.set_function(lambda: admission.in_flight)

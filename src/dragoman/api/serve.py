@@ -205,7 +205,6 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
     app = build_app(
         settings, factory, on_fatal, after_ready=freeze_heap if settings.gc_freeze else None
     )
-    timing = app.state.metrics.watch_gc()
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -219,9 +218,7 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
         timeout_graceful_shutdown=2,
     )
     server = _Server(config, app.state.admission, settings.drain_seconds)
-    try:
+    with app.state.metrics.watch_gc():
         server.run()
-    finally:
-        gc.callbacks.remove(timing)
     if server.fatal is not None:
         raise EngineDead(server.fatal)
