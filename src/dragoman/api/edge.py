@@ -1,13 +1,15 @@
 """What every request passes before routing: a request id (taken from `X-Request-Id` or made
 here, echoed in the response, on every log line of the request and in the access line), and
 the input limits that hold before anything parses: head size, body size (Content-Length and
-as the body arrives), time to receive the body, and JSON nesting depth. A refusal is a typed
-error answered through the one error mapping (api/errors.py). No request text is logged."""
+as the body arrives, on any method), time to receive the body, JSON nesting depth (in any of
+the encodings JSON allows) and no lone surrogate in a JSON body. A refusal is a typed error
+answered through the one error mapping (api/errors.py). No request text is logged."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import re
 import secrets
@@ -24,6 +26,7 @@ from dragoman.errors import (
     ClientClosed,
     DragomanError,
     HeadersTooLarge,
+    InvalidRequest,
     JsonTooDeep,
 )
 
@@ -34,6 +37,14 @@ _VALID_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")  # deleted by translate
 _STEP = {0x5B: 1, 0x7B: 1, 0x5D: -1, 0x7D: -1}  # [ { ] }
+# A surrogate escape without its other half, or a surrogate's own bytes (which json decodes
+# too): found here, confirmed by parsing (an escaped backslash before "ud800" is text).
+_MAYBE_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|\xed[\xa0-\xbf]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 access_log = logging.getLogger("dragoman.access")
 
@@ -129,7 +140,7 @@ class EdgeMiddleware:
         declared = _content_length(scope)
         if declared is not None and declared > lim.max_body_bytes:
             raise BodyTooLarge(_too_large(declared, lim.max_body_bytes))
-        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declared:
+        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declared and not _chunked(scope):
             return receive
         chunks: list[bytes] = []
         size = 0
@@ -152,10 +163,46 @@ class EdgeMiddleware:
             ) from None
         body = b"".join(chunks)
         if body and _is_json(scope):
-            depth = json_depth(body, enough=lim.max_json_depth)
-            if depth > lim.max_json_depth:
-                raise JsonTooDeep(f"JSON nested {depth} deep; the limit is {lim.max_json_depth}")
+            check_json(body, lim.max_json_depth)
         return _replay(body, receive)
+
+
+def check_json(body: bytes, max_depth: int) -> None:
+    """JsonTooDeep past `max_depth`; InvalidRequest for a lone surrogate, which JSON can escape
+    (`"\\ud800"`) but is no character: nothing past here could encode it. The depth is read
+    from the body as UTF-8: json also takes UTF-16 and UTF-32, whose bytes the scan cannot."""
+    encoding = json.detect_encoding(body)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        try:  # as json decodes it
+            body = body.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return  # nor can json: its parser refuses the body without recursing
+    depth = json_depth(body, enough=max_depth)
+    if depth > max_depth:
+        raise JsonTooDeep(f"JSON nested {depth} deep; the limit is {max_depth}")
+    if _MAYBE_LONE_SURROGATE.search(body) and _holds_surrogate(body):
+        raise InvalidRequest(
+            "the body holds a lone surrogate (a \\uD800-\\uDFFF escape without its other "
+            "half): it is not Unicode text"
+        )
+
+
+def _holds_surrogate(body: bytes) -> bool:
+    try:
+        data = json.loads(body)  # depth checked: the parser's recursion is bounded
+    except ValueError:
+        return False  # invalid JSON: its parser says so, later
+    return _any_surrogate(data)
+
+
+def _any_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_any_surrogate(k) or _any_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_any_surrogate(v) for v in value)
+    return False
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -179,6 +226,11 @@ def _content_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _chunked(scope: Scope) -> bool:
+    """Whether a body comes without a Content-Length (a GET may carry one that way)."""
+    return any(name == b"transfer-encoding" for name, _ in scope["headers"])
 
 
 def _is_json(scope: Scope) -> bool:

@@ -106,7 +106,10 @@ _SHAPES: dict[str, Shape] = {
 def shaped(
     path: str, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    """An error in the shape of the surface that owns `path`."""
+    """An error in the shape of the surface that owns `path`. A message that quotes what the
+    client sent is made encodable first (a lone surrogate is no character)."""
+    if not message.isascii():
+        message = message.encode("utf-8", "replace").decode("utf-8")
     status, body = _SHAPES[surface_of(path)](status, code, message)
     kept = dict(headers or {})
     if status != 401:  # a challenge belongs to a 401 only

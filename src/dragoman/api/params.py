@@ -32,7 +32,7 @@ async def read_params(request: Request, multi: frozenset[str] = frozenset()) -> 
         if raw.strip():
             try:
                 data = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 raise InvalidRequest("Invalid JSON format") from None
             if not isinstance(data, dict):
                 raise InvalidRequest("Invalid JSON format: the body must be a JSON object")

@@ -64,7 +64,10 @@ def parse_entries(text: str, fmt: str) -> Terms:
     if fmt == "tsv":
         rows = [line.split("\t") for line in text.splitlines() if line.strip()]
     elif fmt == "csv":
-        rows = [r for r in csv.reader(io.StringIO(text)) if r]
+        try:
+            rows = [r for r in csv.reader(io.StringIO(text)) if r]
+        except csv.Error as exc:  # a field over the reader's limit, a NUL byte
+            raise InvalidRequest(f"glossary entries are not valid CSV: {exc}") from None
     else:
         raise InvalidRequest(f"entries_format must be tsv or csv, not {fmt!r}")
     bad = next((i for i, r in enumerate(rows, 1) if len(r) < 2), None)

@@ -46,6 +46,9 @@ class Masked(NamedTuple):
             return reply, []
         repairs: list[str] = []
         seen: set[int] = set()
+        # Restored tokens stand as <mark>n<mark> until the end; the mark is a character the
+        # reply does not hold (a text may hold NULs and digits of its own).
+        mark = next((c for c in map(chr, range(0xE000, 0xF900)) if c not in reply), "\x00")
 
         def restore(m: re.Match[str]) -> str:
             n = int(m.group(2))
@@ -56,7 +59,7 @@ class Masked(NamedTuple):
                 repairs.append(f"repeated placeholder {self.originals[n - 1]!r} removed")
                 return ""
             seen.add(n)
-            return m.group(1) + "\x00" + str(n) + "\x00"
+            return m.group(1) + mark + str(n) + mark
 
         marked = _TOKEN.sub(restore, reply)
         for n in range(1, len(self.originals) + 1):
@@ -67,14 +70,15 @@ class Masked(NamedTuple):
             at = round(where * len(marked))
             space = marked.rfind(" ", 0, at)
             at = 0 if at == 0 else (space + 1 if space >= 0 else len(marked))
-            token = "\x00" + str(n) + "\x00"
+            token = mark + str(n) + mark
             if at < len(marked) and not marked[at].isspace():
                 token += " "  # before a word
             elif at == len(marked) and marked and not marked[-1].isspace():
                 token = " " + token  # at the end
             marked = marked[:at] + token + marked[at:]
             repairs.append(f"lost placeholder {self.originals[n - 1]!r} put back")
-        out = re.sub(r"\x00(\d+)\x00", lambda m: self.originals[int(m.group(1)) - 1], marked)
+        marks = re.compile(f"{mark}(\\d+){mark}")
+        out = marks.sub(lambda m: self.originals[int(m.group(1)) - 1], marked)
         return out, repairs
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -12,6 +13,7 @@ import pytest
 from dragoman.api.edge import RequestIdFilter, json_depth
 
 BODY = {"text": "secret words", "source_lang": "en", "target_lang": "fr"}
+JSON = {"content-type": "application/json"}
 
 
 async def test_request_id_is_made_when_absent_and_echoed_when_given(serve) -> None:  # type: ignore[no-untyped-def]
@@ -123,6 +125,82 @@ async def test_json_nested_too_deep_is_400_before_parsing(serve) -> None:  # typ
         )
         assert r.status_code == 400
         assert r.json()["error"]["message"] == "JSON nested 100000 deep; the limit is 4"
+
+
+SURFACES = [
+    ("/v1/translate", {"text": "hi \\ud800", "source_lang": "en", "target_lang": "fr"}, 422),
+    ("/translate", {"q": "hi", "source": "\\udc00", "target": "fr"}, 400),
+    ("/detect", {"q": "hi \\ud800"}, 400),
+    ("/v2/translate", {"text": ["hi"], "target_lang": "FR", "formality": "\\ud800"}, 400),
+    ("/v2/glossaries", {"name": "x\\ud800", "source_lang": "EN", "target_lang": "FR"}, 400),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi \\ud800"}]}, 400),
+]
+
+
+def _raw(doc: dict[str, object]) -> bytes:
+    """JSON with the escapes as written (json.dumps would escape the backslash)."""
+    return json.dumps(doc).replace("\\\\u", "\\u").encode()
+
+
+@pytest.mark.parametrize(("path", "doc", "status"), SURFACES)
+async def test_a_lone_surrogate_is_refused_in_the_surfaces_shape(
+    serve, path: str, doc: dict[str, object], status: int
+) -> None:  # type: ignore[no-untyped-def]
+    """JSON can escape half a surrogate pair, which is no character: every surface refused it
+    with 500 (cache keys, the detector, error messages quoting it could not encode it)."""
+    async with serve() as (_app, c):
+        r = await c.post(path, content=_raw(doc), headers={"content-type": "application/json"})
+        assert r.status_code == status, r.text
+        message = "the body holds a lone surrogate"
+        if path.startswith("/v2/"):
+            assert r.json()["message"].startswith(message)
+        elif path in ("/translate", "/detect"):
+            assert r.json()["error"].startswith(message)
+        else:
+            assert r.json()["error"]["message"].startswith(message)
+        # A whole pair, escaped (as json.dumps writes an emoji), is a character.
+        whole = {**BODY, "text": "hi \\ud83d\\ude00"}
+        r = await c.post("/v1/translate", content=_raw(whole), headers=JSON)
+        assert r.status_code == 200 and r.json()["translations"][0]["text"].endswith("\U0001f600")
+        # An escaped backslash before "ud800" is text.
+        r = await c.post("/v1/translate", json={**BODY, "text": "C:\\ud800"})
+        assert r.status_code == 200
+
+
+async def test_json_in_utf16_is_held_to_the_same_depth(serve) -> None:  # type: ignore[no-untyped-def]
+    """json reads UTF-16 and UTF-32 too; the depth scan reads bytes as UTF-8, where a U+2200
+    in UTF-16 (bytes 00 22) looked like a quote that hid all the brackets after it."""
+    doc = '{"q": "\u2200", "target": "fr", "x": ' + "[" * 2000 + "]" * 2000 + "}"
+    async with serve() as (_app, c):
+        for path in ("/translate", "/v2/translate", "/v1/translate"):
+            for encoding in ("utf-16-le", "utf-32"):
+                r = await c.post(path, content=doc.encode(encoding), headers=JSON)
+                assert r.status_code == 400, (path, encoding, r.text)
+                assert "JSON nested 2001 deep; the limit is 32" in r.text
+
+
+async def test_a_chunked_body_on_a_get_is_held_to_the_limits(serve) -> None:  # type: ignore[no-untyped-def]
+    """A GET's body without a Content-Length was passed on unread and unchecked."""
+
+    async def deep() -> AsyncIterator[bytes]:
+        yield b'{"type": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+
+    async def big() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b" " * 512
+
+    async with serve(max_body_bytes=1024) as (_app, c):
+        r = await c.request("GET", "/v2/languages", content=deep(), headers=JSON)
+        assert r.status_code == 413  # over 1 KiB before its depth is read
+        r = await c.request("GET", "/v2/languages", content=big(), headers=JSON)
+        assert r.status_code == 413
+        assert r.json() == {"message": "the request body is at least 1536 bytes; the limit is 1024"}
+    async with serve() as (_app, c):
+        r = await c.request("GET", "/v2/languages", content=deep(), headers=JSON)
+        assert r.status_code == 400
+        assert r.json() == {"message": "JSON nested 2001 deep; the limit is 32"}
+        r = await c.get("/v2/languages")
+        assert r.status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ so one detector per restriction is built for the module."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -113,6 +114,18 @@ def test_placeholders_urls_and_digits_are_stripped_before_detection() -> None:
 def test_has_language_is_letters_left_after_stripping(text: str) -> None:
     """The plain-text shortcut answers as the full strip does."""
     assert has_language(text) == has_letters(strip_non_language(text))
+
+
+@pytest.mark.parametrize(("end", "language"), [(":", True), ("@", True), ("://x", False)])
+def test_a_long_word_is_stripped_in_one_scan(end: str, language: bool) -> None:
+    """A URL's scheme or an address was tried from every letter of a word, each try scanning
+    the rest of it: 8,000 letters took a second, 200,000 would take ten minutes, with the
+    server's loop held. Linear, it takes milliseconds: the deadline is hundreds of times that."""
+    word = "a" * 200_000 + end
+    started = time.monotonic()
+    assert has_language(word) is language  # a word, or one long URL
+    assert strip_non_language("see " + word + " now").startswith("see ")
+    assert time.monotonic() - started < 10.0
 
 
 def test_confidences_are_percentages_best_first_at_most_three(detector: LanguageDetector) -> None:

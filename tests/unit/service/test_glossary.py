@@ -29,7 +29,8 @@ def test_missed_terms() -> None:
 def test_entries_tsv_csv_and_limits() -> None:
     assert parse_entries("a\tb\nc\td\n", "tsv") == (("a", "b"), ("c", "d"))
     assert parse_entries('a,b\n"c, d",e\n', "csv") == (("a", "b"), ("c, d", "e"))
-    for bad, fmt in (("a\n", "tsv"), ("a\tb", "xlsx"), ("\tb", "tsv")):
+    long_field = "a," + "b" * 131_073  # over the csv module's field limit
+    for bad, fmt in (("a\n", "tsv"), ("a\tb", "xlsx"), ("\tb", "tsv"), (long_field, "csv")):
         with pytest.raises(InvalidRequest):
             parse_entries(bad, fmt)
 

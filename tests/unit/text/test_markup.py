@@ -105,6 +105,20 @@ def test_void_elements_become_void_markers() -> None:
     assert out == '<p>Zeile eins<br>Zeile <i>zwei</i> und <img src="x.png"> drei.</p>'
 
 
+@pytest.mark.parametrize("element", ["<br>", "<b>x</b>"])
+def test_a_block_of_ten_thousand_elements_round_trips(element: str) -> None:
+    """Marker numbers past four digits are markers, and a wrong reply with more markers than
+    the repair takes keeps the block's source whole, said so, rather than failing."""
+    markup = parse_html("<p>a" + element * 10_001 + "b</p>")
+    (unit,) = markup.units
+    assert unit.endswith("<x10001/>b") or unit.endswith("<g10001>x</g10001>b")
+    out, repairs = markup.rebuild([unit])
+    assert repairs == [] and out.count(element) == 10_001
+    kept, repairs = markup.rebuild(["a b"])
+    assert kept == out
+    assert repairs == ["unit 0: unrepairable: 10001 markers, over 512; kept untranslated"]
+
+
 def test_code_pre_script_and_style_are_kept_verbatim_and_are_not_units() -> None:
     markup = parse_html(PAGE)
     assert not any("make save" in u or "keep" in u or "color" in u for u in markup.units)

@@ -54,6 +54,18 @@ def test_lost_repeated_and_invented_tokens_are_repaired() -> None:
     assert out.count("%(name)s") == 1 and out.count("{count}") == 1
 
 
+def test_text_holding_nuls_and_digits_of_its_own_comes_back_unchanged() -> None:
+    """Restored tokens are marked with a character the reply does not hold: a NUL-digits-NUL
+    run in the text itself is neither taken for one (IndexError) nor replaced by one."""
+    for text in ("{a} hi \x0099\x00", "{a} {b} hi \x001\x00", "%s \ue000" + "1\ue000"):
+        m = mask(text)
+        assert m.unmask(m.text) == (text, [])
+    m = mask("{a} hi \x001\x00")
+    out, repairs = m.unmask("salut \x001\x00")
+    assert out.count("{a}") == 1 and "\x001\x00" in out
+    assert repairs == ["lost placeholder '{a}' put back"]
+
+
 @settings(max_examples=300)
 @given(
     st.lists(

@@ -17,11 +17,17 @@ MARKER_HINT = (
     "unchanged, around the words that correspond to the ones it wraps, and add no others."
 )
 
-# Lenient about what a model does to a marker: spaces, capitals, `<g1/>`, `</x2>`.
-_MARKER = re.compile(r"<\s*(/?)\s*([gx])\s*(\d{1,4})\s*(/?)\s*>", re.IGNORECASE)
+# Lenient about what a model does to a marker: spaces, capitals, `<g1/>`, `</x2>`. Numbers of up
+# to six digits: a 100,000-character block can hold over 10,000 elements.
+_MARKER = re.compile(r"<\s*(/?)\s*([gx])\s*(\d{1,6})\s*(/?)\s*>", re.IGNORECASE)
 _SNAP = 16
 """How far (characters) a proportional position moves to reach a word boundary; beyond it
 (scripts without spaces) the position stays where it fell."""
+
+MAX_REPAIRED = 512
+"""A wrong reply with more markers than this is not repaired (the repair's cost grows with
+their square, and guessed spans nest as deep as there are markers): the unit's source is kept,
+untranslated, and said so. Right replies are taken whatever their count."""
 
 Token = tuple[str, str]
 """("t", text) | ("o", name) | ("c", name) | ("v", name)."""
@@ -74,6 +80,7 @@ def validate(reply: str, expected_ids: Collection[str]) -> list[str]:
 
 
 def _check(tokens: list[Token], expected: Collection[str]) -> list[str]:
+    expected = frozenset(expected)
     marks = [(k, n) for k, n in tokens if k != "t"]
     # An `xN` can only be ("v", xN) and a `gN` ("o", gN) or ("c", gN): as many distinct
     # marks as that allows, all expected, is each expected marker exactly once.
@@ -127,6 +134,9 @@ def to_content(source: str, reply: str, expected: Collection[str]) -> tuple[Cont
     problems = _check(tokens, expected)
     if not problems:
         return _tree(tokens), []
+    if len(expected) > MAX_REPAIRED:
+        kept = f"unrepairable: {len(expected)} markers, over {MAX_REPAIRED}; kept untranslated"
+        return _tree(tokenize(source)), [kept]
     return _repair(source, tokens, expected), problems
 
 
