@@ -105,6 +105,25 @@ def test_void_elements_become_void_markers() -> None:
     assert out == '<p>Zeile eins<br>Zeile <i>zwei</i> und <img src="x.png"> drei.</p>'
 
 
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "<p>Type &lt;g1&gt; then <b>bold</b> here</p>",
+        "<p>Use &lt;x1/&gt; for a break</p>",
+        "<p>a &lt; G 2 &gt; b <i>c</i></p>",
+        '<p><abbr title="press &lt;g1&gt; now">x</abbr> and <b>go</b></p>',
+    ],
+)
+def test_text_that_reads_as_a_marker_stays_text(doc: str) -> None:
+    """`&lt;g1&gt;` in a document is text: it was taken for the first inline element's marker
+    (the tags moved) or dropped as an invented one."""
+    for markup in (parse_html(doc), parse_xml(doc)):
+        assert all(validate(u, m) == [] for u, m in zip(markup.units, markup.markers, strict=True))
+        out, repairs = markup.rebuild(markup.units)
+        assert repairs == []
+        assert etree.tostring(etree.fromstring(out)) == etree.tostring(etree.fromstring(doc))
+
+
 @pytest.mark.parametrize("element", ["<br>", "<b>x</b>"])
 def test_a_block_of_ten_thousand_elements_round_trips(element: str) -> None:
     """Marker numbers past four digits are markers, and a wrong reply with more markers than

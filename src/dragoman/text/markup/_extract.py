@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from dragoman.text.letters import has_letters
-from dragoman.text.markup.markers import Token
+from dragoman.text.markup.markers import Token, escape_text
 
 
 def _tags(names: str) -> frozenset[str]:
@@ -256,7 +256,7 @@ class Extractor:
             names.append("content")
         for name in names:
             value = node.get(name) or ""
-            text = _WS.sub(" ", value).strip(" ")
+            text = escape_text(_WS.sub(" ", value).strip(" "))
             if not has_letters(text):
                 continue
             self.units.append(text)
@@ -276,6 +276,7 @@ def _unit(tokens: list[Token]) -> tuple[str, str, str]:
                 continue
             # a single space between printable characters is what most text holds
             text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
+            text = escape_text(text)  # "&lt;g1&gt;" is text, not a marker
             if space and text[0] == " ":
                 text = text[1:]
             if text:

@@ -26,7 +26,7 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.markup._extract import Attribute, Extractor, Run
-from dragoman.text.markup.markers import Content, plain, to_content
+from dragoman.text.markup.markers import Content, plain, to_content, unescape_text
 
 _WRAPPER = "root"  # the element an XML fragment is parsed inside
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
@@ -74,6 +74,7 @@ class Markup:
                 text = plain(reply)
                 if text != reply:
                     repairs.append(f"unit {i}: invented markers in an attribute")
+                text = unescape_text(text)
                 value = _NOT_XML.sub("", slot.prefix + text + slot.suffix)
                 nodes[slot.node].set(slot.name, value)
                 continue
@@ -189,6 +190,7 @@ def _build(nodes: list[Any], run: Run, content: Content) -> tuple[str, list[Any]
     children: list[Any] = []
     for item in content:
         if isinstance(item, str):
+            item = unescape_text(item)
             if children:
                 children[-1].tail = (children[-1].tail or "") + item
             else:

@@ -24,6 +24,11 @@ _SNAP = 16
 """How far (characters) a proportional position moves to reach a word boundary; beyond it
 (scripts without spaces) the position stays where it fell."""
 
+LITERAL_LT = "\ue000"
+"""Stands for the `<` of document text that reads as a marker (`&lt;g1&gt;`, `&lt;x2/&gt;`):
+the model sees the text, the marker parser does not take it for a marker, and the rebuilt
+document has its `<` back (`escape_text`, `unescape_text`)."""
+
 MAX_REPAIRED = 512
 """A wrong reply with more markers than this is not repaired (the repair's cost grows with
 their square, and guessed spans nest as deep as there are markers): the unit's source is kept,
@@ -65,6 +70,17 @@ def tokenize(text: str) -> list[Token]:
     if parts[-1]:
         tokens.append(("t", parts[-1]))
     return tokens
+
+
+def escape_text(text: str) -> str:
+    """Document text with the `<` of every marker lookalike replaced by LITERAL_LT."""
+    if "<" not in text:
+        return text
+    return _MARKER.sub(lambda m: LITERAL_LT + m.group()[1:], text)
+
+
+def unescape_text(text: str) -> str:
+    return text.replace(LITERAL_LT, "<") if LITERAL_LT in text else text
 
 
 def plain(text: str) -> str:
