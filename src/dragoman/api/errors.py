@@ -82,7 +82,19 @@ def _openai(status: int, code: str, message: str) -> tuple[int, Any]:
 LIBRETRANSLATE_PATHS = frozenset(
     {"/translate", "/detect", "/languages", "/frontend/settings", "/translate_file", "/suggest"}
 )
-_OPENAI_PREFIXES = ("/v1/chat/", "/v1/completions", "/v1/models")
+# OpenAI's own paths, the ones dragoman does not serve included: an OpenAI client asking for
+# embeddings gets its 404 in the shape it parses.
+_OPENAI_PREFIXES = (
+    "/v1/chat",
+    "/v1/completions",
+    "/v1/models",
+    "/v1/embeddings",
+    "/v1/responses",
+    "/v1/moderations",
+    "/v1/audio",
+    "/v1/images",
+    "/v1/files",
+)
 
 
 def surface_of(path: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dragoman.api.errors import shaped
+from dragoman.api.errors import shaped, surface_of
 
 
 def test_a_message_quoting_a_lone_surrogate_renders_in_each_shape() -> None:
@@ -16,3 +16,10 @@ def test_a_message_quoting_a_lone_surrogate_renders_in_each_shape() -> None:
         assert json.loads(r.body)[key] == "? is not supported"
     r = shaped("/v1/translate", 400, "unsupported_language", "é is fine")
     assert json.loads(r.body)["error"]["message"] == "é is fine"
+
+
+def test_openai_paths_it_does_not_serve_answer_in_openai_shape() -> None:
+    for path in ("/v1/chat", "/v1/chat/completions", "/v1/embeddings", "/v1/models/x"):
+        assert surface_of(path) == "openai", path
+    for path in ("/v1/translate", "/v1/languages", "/v1/info", "/health"):
+        assert surface_of(path) == "native", path
