@@ -112,6 +112,9 @@ def test_void_elements_become_void_markers() -> None:
         "<p>Use &lt;x1/&gt; for a break</p>",
         "<p>a &lt; G 2 &gt; b <i>c</i></p>",
         '<p><abbr title="press &lt;g1&gt; now">x</abbr> and <b>go</b></p>',
+        # private-use characters of the document's own stay what they are
+        '<p title="\ue000">a \ue000 &lt;g1&gt; \ue001 <b>c</b></p>',
+        "<p>a \ue000 b <i>c</i></p>",
     ],
 )
 def test_text_that_reads_as_a_marker_stays_text(doc: str) -> None:

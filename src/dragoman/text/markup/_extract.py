@@ -9,12 +9,12 @@ parent holds text of its own (mixed content) and splitting otherwise."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from dragoman.text.letters import has_letters
-from dragoman.text.markup.markers import Token, escape_text
+from dragoman.text.markup.markers import Token, escape_text, literal_lt, reads_as_marker
 
 
 def _tags(names: str) -> frozenset[str]:
@@ -87,11 +87,16 @@ class Extractor:
     """HTML: the elements with a splitting element inside."""
     _flow: dict[Any, str] = field(default_factory=dict)
     """`_in_flow`'s answers, asked of a run's nodes several times."""
+    literal: str | None = None
+    """What stands for the `<` of text that reads as a marker, chosen at the first such text
+    (markers.literal_lt): a character no text or attribute of the document holds."""
+    _top: Any = None
 
     def prepare(self, top: Any) -> None:
         """Index the tree's nodes in document order and find, in one pass each, the elements
         kept whole (by tag, attributes or `ignore`) and, for HTML, those holding a splitting
         element, rather than asking every node on the walk."""
+        self._top = top
         nodes = list(top.iter())
         self.index.update(zip(nodes, range(len(nodes)), strict=True))
         if self.xml:
@@ -198,7 +203,7 @@ class Extractor:
         markers: dict[str, int] = {}
         for child in run:
             self._flatten(child, tokens, markers)
-        unit, prefix, suffix = _unit(tokens)
+        unit, prefix, suffix = _unit(tokens, self._escape)
         if not unit:
             return
         self.units.append(unit)
@@ -256,15 +261,27 @@ class Extractor:
             names.append("content")
         for name in names:
             value = node.get(name) or ""
-            text = escape_text(_WS.sub(" ", value).strip(" "))
+            text = self._escape(_WS.sub(" ", value).strip(" "))
             if not has_letters(text):
                 continue
             self.units.append(text)
             self.markers.append(())
             self.slots.append(Attribute(self.index[node], name, _leading(value), _trailing(value)))
 
+    def _escape(self, text: str) -> str:
+        """Text that reads as a marker (`&lt;g1&gt;` in the document) with its `<` stood for
+        by `literal`; other text as it is."""
+        if not reads_as_marker(text):
+            return text
+        if self.literal is None:
+            attributes = (v for n in self._top.iter() for v in n.attrib.values())
+            self.literal = literal_lt("".join(self._top.itertext()) + "".join(attributes))
+            if self.literal is None:  # every candidate is in the document: read as markers
+                self.literal = ""
+        return escape_text(text, self.literal) if self.literal else text
 
-def _unit(tokens: list[Token]) -> tuple[str, str, str]:
+
+def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, str]:
     """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
     had before and after, kept in place. Empty when the run has no letters."""
     out: list[str] = []
@@ -276,7 +293,7 @@ def _unit(tokens: list[Token]) -> tuple[str, str, str]:
                 continue
             # a single space between printable characters is what most text holds
             text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
-            text = escape_text(text)  # "&lt;g1&gt;" is text, not a marker
+            text = escape(text)  # "&lt;g1&gt;" is text, not a marker
             if space and text[0] == " ":
                 text = text[1:]
             if text:

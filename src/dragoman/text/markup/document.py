@@ -51,6 +51,7 @@ class Markup:
     _kind: str = field(default="verbatim", repr=False)
     _slots: list[Run | Attribute] = field(default_factory=list, repr=False)
     _declaration: str = field(default="", repr=False)
+    _literal: str | None = field(default=None, repr=False)
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
         """The document with each unit replaced by its translation (same order as `units`),
@@ -74,13 +75,13 @@ class Markup:
                 text = plain(reply)
                 if text != reply:
                     repairs.append(f"unit {i}: invented markers in an attribute")
-                text = unescape_text(text)
+                text = unescape_text(text, self._literal)
                 value = _NOT_XML.sub("", slot.prefix + text + slot.suffix)
                 nodes[slot.node].set(slot.name, value)
                 continue
             content, problems = to_content(unit, reply, self.markers[i])
             repairs += [f"unit {i}: {p}" for p in problems]
-            _replace(nodes, slot, content)
+            _replace(nodes, slot, content, self._literal)
         return self._declaration + _serialize(root, self._kind), repairs
 
 
@@ -156,10 +157,11 @@ def _extract(
         _kind=kind,
         _slots=extractor.slots,
         _declaration=declaration,
+        _literal=extractor.literal or None,
     )
 
 
-def _replace(nodes: list[Any], run: Run, content: Content) -> None:
+def _replace(nodes: list[Any], run: Run, content: Content, literal: str | None) -> None:
     """Put a translated run in place of the original one, reusing the original elements."""
     container = nodes[run.container]
     after = None if run.after is None else nodes[run.after]
@@ -168,7 +170,7 @@ def _replace(nodes: list[Any], run: Run, content: Content) -> None:
             del nodes[index][:]  # its children are markers of this run too, placed again
     for index in run.children:
         container.remove(nodes[index])
-    text, children = _build(nodes, run, content)
+    text, children = _build(nodes, run, content, literal)
     # the parser keeps a form feed that lxml refuses to be given back
     prefix, suffix = _NOT_XML.sub("", run.prefix), _NOT_XML.sub("", run.suffix)
     if children:
@@ -185,12 +187,14 @@ def _replace(nodes: list[Any], run: Run, content: Content) -> None:
         container.insert(at + k, child)
 
 
-def _build(nodes: list[Any], run: Run, content: Content) -> tuple[str, list[Any]]:
+def _build(
+    nodes: list[Any], run: Run, content: Content, literal: str | None
+) -> tuple[str, list[Any]]:
     text = ""
     children: list[Any] = []
     for item in content:
         if isinstance(item, str):
-            item = unescape_text(item)
+            item = unescape_text(item, literal)
             if children:
                 children[-1].tail = (children[-1].tail or "") + item
             else:
@@ -199,7 +203,7 @@ def _build(nodes: list[Any], run: Run, content: Content) -> tuple[str, list[Any]
         node = nodes[run.markers[item.name]]
         node.tail = None
         if item.name[0] == "g":
-            inner, kids = _build(nodes, run, item.content)
+            inner, kids = _build(nodes, run, item.content, literal)
             node.text = inner or None
             node.extend(kids)
         children.append(node)

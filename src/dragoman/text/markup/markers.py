@@ -24,10 +24,24 @@ _SNAP = 16
 """How far (characters) a proportional position moves to reach a word boundary; beyond it
 (scripts without spaces) the position stays where it fell."""
 
-LITERAL_LT = "\ue000"
-"""Stands for the `<` of document text that reads as a marker (`&lt;g1&gt;`, `&lt;x2/&gt;`):
-the model sees the text, the marker parser does not take it for a marker, and the rebuilt
-document has its `<` back (`escape_text`, `unescape_text`)."""
+_PRIVATE_USE = (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE))
+
+
+def literal_lt(text: str) -> str | None:
+    """A private-use character `text` does not hold (None if it holds them all), to stand for
+    the `<` of document text that reads as a marker (`&lt;g1&gt;`, `&lt;x2/&gt;`): the model
+    sees the text, the marker parser does not take it for a marker, and the rebuilt document
+    has its `<` back (`escape_text`, `unescape_text`)."""
+    for block in _PRIVATE_USE:
+        for code in block:
+            if chr(code) not in text:
+                return chr(code)
+    return None
+
+
+def reads_as_marker(text: str) -> bool:
+    return "<" in text and _MARKER.search(text) is not None
+
 
 MAX_REPAIRED = 512
 """A wrong reply with more markers than this is not repaired (the repair's cost grows with
@@ -72,15 +86,13 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
-def escape_text(text: str) -> str:
-    """Document text with the `<` of every marker lookalike replaced by LITERAL_LT."""
-    if "<" not in text:
-        return text
-    return _MARKER.sub(lambda m: LITERAL_LT + m.group()[1:], text)
+def escape_text(text: str, literal: str) -> str:
+    """Document text with the `<` of every marker lookalike replaced by `literal`."""
+    return _MARKER.sub(lambda m: literal + m.group()[1:], text)
 
 
-def unescape_text(text: str) -> str:
-    return text.replace(LITERAL_LT, "<") if LITERAL_LT in text else text
+def unescape_text(text: str, literal: str | None) -> str:
+    return text.replace(literal, "<") if literal and literal in text else text
 
 
 def plain(text: str) -> str:
