@@ -37,13 +37,14 @@ _VALID_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")  # deleted by translate
 _STEP = {0x5B: 1, 0x7B: 1, 0x5D: -1, 0x7D: -1}  # [ { ] }
-# A surrogate escape without its other half, or a surrogate's own bytes (which json decodes
-# too): found here, confirmed by parsing (an escaped backslash before "ud800" is text).
-_MAYBE_LONE_SURROGATE = re.compile(
-    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-    rb"|\xed[\xa0-\xbf]"
+# A surrogate escape without its other half (found after a `\u` is seen at all: most bodies
+# have none), or a surrogate's own bytes (which json decodes too): confirmed by parsing, since
+# an escaped backslash before "ud800" is text.
+_LONE_SURROGATE_ESCAPE = re.compile(
+    rb"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})"
 )
+_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 access_log = logging.getLogger("dragoman.access")
@@ -180,7 +181,10 @@ def check_json(body: bytes, max_depth: int) -> None:
     depth = json_depth(body, enough=max_depth)
     if depth > max_depth:
         raise JsonTooDeep(f"JSON nested {depth} deep; the limit is {max_depth}")
-    if _MAYBE_LONE_SURROGATE.search(body) and _holds_surrogate(body):
+    maybe = (b"\\u" in body and _LONE_SURROGATE_ESCAPE.search(body) is not None) or (
+        b"\xed" in body and _SURROGATE_BYTES.search(body) is not None
+    )
+    if maybe and _holds_surrogate(body):
         raise InvalidRequest(
             "the body holds a lone surrogate (a \\uD800-\\uDFFF escape without its other "
             "half): it is not Unicode text"
