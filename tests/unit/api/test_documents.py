@@ -135,6 +135,19 @@ async def test_native_html(client: httpx.AsyncClient) -> None:
     assert r.status_code == 422 and "Tag handling parsing failed" in r.json()["error"]["message"]
 
 
+async def test_html_nested_past_the_parsers_limit_is_refused(serve) -> None:  # type: ignore[no-untyped-def]
+    deep = "<p>" + "<b>" * 300 + "hello" + "</b>" * 300 + "</p>"
+    async with serve(max_text_chars=10_000) as (_app, c):
+        r = await c.post("/v1/translate", json=body(deep, format="html"))
+        assert r.status_code == 422
+        assert r.json()["error"]["message"] == "HTML nested deeper than 255 elements"
+        r = await c.post(
+            "/v2/translate", data={"text": deep, "target_lang": "FR", "tag_handling": "html"}
+        )
+        assert r.status_code == 400
+        assert r.json() == {"message": "HTML nested deeper than 255 elements"}
+
+
 async def test_a_glossary_reaches_the_model_and_misses_are_reported(
     client: httpx.AsyncClient, fake: FakeTranslator
 ) -> None:

@@ -127,6 +127,17 @@ def test_text_that_reads_as_a_marker_stays_text(doc: str) -> None:
         assert etree.tostring(etree.fromstring(out)) == etree.tostring(etree.fromstring(doc))
 
 
+def test_html_nested_past_the_parsers_limit_is_refused_not_cut() -> None:
+    """libxml2 stops at 256 levels and dropped the text inside: refused instead."""
+    deep = "<p>" + "<b>" * 254 + "hello" + "</b>" * 254 + "</p>"
+    with pytest.raises(InvalidRequest, match="HTML nested deeper than 255 elements"):
+        parse_html(deep)
+    for tag in ("b", "div"):  # inline markers and splitting blocks, 250 deep
+        markup = parse_html(f"<{tag}>" * 250 + "hello" + f"</{tag}>" * 250)
+        out, repairs = markup.rebuild(markup.units)
+        assert repairs == [] and "hello" in out and out.count(f"<{tag}>") == 250
+
+
 @pytest.mark.parametrize("element", ["<br>", "<b>x</b>"])
 def test_a_block_of_ten_thousand_elements_round_trips(element: str) -> None:
     """Marker numbers past four digits are markers, and a wrong reply with more markers than

@@ -29,6 +29,7 @@ from dragoman.text.markup._extract import Attribute, Extractor, Run
 from dragoman.text.markup.markers import Content, plain, to_content, unescape_text
 
 _WRAPPER = "root"  # the element an XML fragment is parsed inside
+MAX_HTML_DEPTH = 255  # libxml2's, without its "huge" option (XML: refused with its message)
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
 _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
@@ -86,12 +87,13 @@ class Markup:
 
 
 def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
-    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html`. Never
-    raises: malformed HTML is repaired by the parser. The content of `script style code pre
-    kbd samp var textarea svg math` is kept verbatim (their own `title`/`placeholder` are
-    still translated); elements with `translate="no"`, class `notranslate`, or a tag in
-    `ignore_tags` are kept whole, attributes included (`translate="yes"` inside one is not
-    honoured)."""
+    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html`. Malformed
+    HTML is repaired by the parser; only HTML nested deeper than MAX_HTML_DEPTH elements (the
+    parser's limit, past which it drops content) raises `InvalidRequest`. The content of
+    `script style code pre kbd samp var textarea svg math` is kept verbatim (their own
+    `title`/`placeholder` are still translated); elements with `translate="no"`, class
+    `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
+    (`translate="yes"` inside one is not honoured)."""
     source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
     head = source.lstrip()[:9].lower()
     # lxml.etree's own elements: lxml.html's element classes cost a third more here
@@ -109,6 +111,9 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             kind = "html-fragment"
     except (etree.ParserError, ValueError):
         root = None
+    if any(e.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT for e in parser.error_log):
+        # libxml2 stops at 256 levels and drops what is deeper: refused, not lost
+        raise InvalidRequest(f"HTML nested deeper than {MAX_HTML_DEPTH} elements")
     if root is None:  # nothing the parser could make a tree of
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
