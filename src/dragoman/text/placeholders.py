@@ -33,6 +33,7 @@ _PLACEHOLDER = re.compile(
 # What every placeholder holds: most sentences have none, and this finds that at C speed.
 _MAYBE = re.compile(r"[`@{%\[]|:[a-z0-9_+/-]|www\.|</?\d")
 _TOKEN = re.compile(r"( ?)\{(\d+)\}")
+_NUL_MARKED = re.compile("\x00(\\d+)\x00")
 
 
 class Masked(NamedTuple):
@@ -48,7 +49,11 @@ class Masked(NamedTuple):
         seen: set[int] = set()
         # Restored tokens stand as <mark>n<mark> until the end; the mark is a character the
         # reply does not hold (a text may hold NULs and digits of its own).
-        mark = next((c for c in map(chr, range(0xE000, 0xF900)) if c not in reply), "\x00")
+        if "\x00" not in reply:
+            mark, marks = "\x00", _NUL_MARKED
+        else:
+            mark = next((c for c in map(chr, range(0xE000, 0xF900)) if c not in reply), "\x00")
+            marks = re.compile(f"{mark}(\\d+){mark}")
 
         def restore(m: re.Match[str]) -> str:
             n = int(m.group(2))
@@ -77,7 +82,6 @@ class Masked(NamedTuple):
                 token = " " + token  # at the end
             marked = marked[:at] + token + marked[at:]
             repairs.append(f"lost placeholder {self.originals[n - 1]!r} put back")
-        marks = re.compile(f"{mark}(\\d+){mark}")
         out = marks.sub(lambda m: self.originals[int(m.group(1)) - 1], marked)
         return out, repairs
 

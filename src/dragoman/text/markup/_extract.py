@@ -293,7 +293,8 @@ def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, 
                 continue
             # a single space between printable characters is what most text holds
             text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
-            text = escape(text)  # "&lt;g1&gt;" is text, not a marker
+            if "<" in text:
+                text = escape(text)  # "&lt;g1&gt;" is text, not a marker
             if space and text[0] == " ":
                 text = text[1:]
             if text:

@@ -199,7 +199,8 @@ def _build(
     children: list[Any] = []
     for item in content:
         if isinstance(item, str):
-            item = unescape_text(item, literal)
+            if literal:
+                item = unescape_text(item, literal)
             if children:
                 children[-1].tail = (children[-1].tail or "") + item
             else:
