@@ -16,3 +16,16 @@ def has_letters(text: str) -> bool:
             return True
         found = _CANDIDATE.search(text, found.end())
     return False
+
+
+_PRIVATE_USE = (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE))
+
+
+def unused_private_char(text: str) -> str | None:
+    """A private-use character `text` does not hold (None if it holds them all): a mark our
+    own code can put in a text and find again without mistaking the text's characters for it."""
+    for block in _PRIVATE_USE:
+        for code in block:
+            if chr(code) not in text:
+                return chr(code)
+    return None

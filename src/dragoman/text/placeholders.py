@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from dragoman.text.letters import unused_private_char
+
 # Longest and most specific first (a URL may hold '%s' or '@'; {{var}} holds {var}). A URL's
 # scheme and an address start only where their run of characters starts: tried at every
 # letter of every word, they cost a scan of the rest of the word each time.
@@ -52,7 +54,7 @@ class Masked(NamedTuple):
         if "\x00" not in reply:
             mark, marks = "\x00", _NUL_MARKED
         else:
-            mark = next((c for c in map(chr, range(0xE000, 0xF900)) if c not in reply), "\x00")
+            mark = unused_private_char(reply) or "\x00"
             marks = re.compile(f"{mark}(\\d+){mark}")
 
         def restore(m: re.Match[str]) -> str:

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from dragoman.text.letters import unused_private_char
+
 MARKER_HINT = (
     "The text contains markers like <g1>…</g1> and <x2/>: keep every marker exactly once, "
     "unchanged, around the words that correspond to the ones it wraps, and add no others."
@@ -24,19 +26,13 @@ _SNAP = 16
 """How far (characters) a proportional position moves to reach a word boundary; beyond it
 (scripts without spaces) the position stays where it fell."""
 
-_PRIVATE_USE = (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE))
-
 
 def literal_lt(text: str) -> str | None:
-    """A private-use character `text` does not hold (None if it holds them all), to stand for
-    the `<` of document text that reads as a marker (`&lt;g1&gt;`, `&lt;x2/&gt;`): the model
-    sees the text, the marker parser does not take it for a marker, and the rebuilt document
-    has its `<` back (`escape_text`, `unescape_text`)."""
-    for block in _PRIVATE_USE:
-        for code in block:
-            if chr(code) not in text:
-                return chr(code)
-    return None
+    """What stands for the `<` of document text that reads as a marker (`&lt;g1&gt;`,
+    `&lt;x2/&gt;`): a private-use character `text` does not hold (None if none is left). The
+    model sees the text, the marker parser does not take it for a marker, and the rebuilt
+    document has its `<` back (`escape_text`, `unescape_text`)."""
+    return unused_private_char(text)
 
 
 def reads_as_marker(text: str) -> bool:
