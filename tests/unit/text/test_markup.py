@@ -561,3 +561,50 @@ def test_any_text_parses_as_html(text: str) -> None:
     markup = parse_html(text)
     out, _ = markup.rebuild(markup.units)
     assert isinstance(out, str)
+
+
+@pytest.mark.parametrize(
+    ("document", "kind"),
+    [
+        (PAGE, "html"),
+        (LINK, "html"),
+        (
+            "<div>\n  Lead <b>bold <i>it</i></b><br> tail\x0c \n</div>"
+            "<p>Type &lt;g1&gt; <b>x</b></p>",
+            "html",
+        ),
+        ("<r>Hi <b>you</b> and <c/> <!-- n --> there  </r>", "xml"),
+    ],
+)
+def test_a_reply_keeping_the_markers_order_is_put_back_as_the_repairing_path_would(
+    document: str, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path (text set where the source's stood, elements untouched) and the general
+    one (elements taken out and put back from the reply's tree) give the same document."""
+    from dragoman.text.markup import document as module
+
+    parse = parse_html if kind == "html" else parse_xml
+    markup = parse(document)
+    replies = [
+        re.sub(r"(^|>)([^<]+)", lambda m: m[1] + m[2].upper() + " x", u) for u in markup.units
+    ]
+    assert any(
+        module._texts(r, s.shape)
+        for r, s in zip(replies, markup._slots, strict=True)
+        if hasattr(s, "shape")
+    )
+    fast = markup.rebuild(replies)
+    monkeypatch.setattr(module, "_texts", lambda reply, shape: None)
+    assert markup.rebuild(replies) == fast
+    assert fast[0].count(" x") >= len(markup.units) and not fast[1]
+
+
+def test_a_reply_that_moves_a_marker_is_not_taken_by_the_fast_path() -> None:
+    from dragoman.text.markup import document as module
+
+    shape = (("o", "g1"), ("c", "g1"), ("v", "x2"))
+    assert module._texts("a <g1>b</g1> c <x2/> d", shape) == ["a ", "b", " c ", " d"]
+    assert module._texts("<x2/> a <g1>b</g1>", shape) is None
+    assert module._texts("a <g1>b</g1>", shape) is None
+    assert module._texts("a <g1>b</g1> <x2/> <x3/>", shape) is None
+    assert module._texts("a <G1/> <x2/>", shape) == ["a ", "", " ", ""]

@@ -58,6 +58,9 @@ class Run(NamedTuple):
     markers: dict[str, int]
     prefix: str
     suffix: str
+    shape: tuple[Token, ...]
+    """The unit's markers in source order: a reply holding the same, in the same order, puts
+    its text straight back where the source's was (`document._fill`)."""
 
 
 class Attribute(NamedTuple):
@@ -217,6 +220,7 @@ class Extractor:
                 markers,
                 prefix,
                 suffix,
+                tuple(t for t in tokens if t[0] != "t"),
             )
         )
 

@@ -26,7 +26,14 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.markup._extract import Attribute, Extractor, Run
-from dragoman.text.markup.markers import Content, plain, to_content, unescape_text
+from dragoman.text.markup.markers import (
+    Content,
+    Token,
+    plain,
+    to_content,
+    tokenize,
+    unescape_text,
+)
 
 _WRAPPER = "root"  # the element an XML fragment is parsed inside
 MAX_HTML_DEPTH = 255  # libxml2's, without its "huge" option (XML: refused with its message)
@@ -79,6 +86,10 @@ class Markup:
                 text = unescape_text(text, self._literal)
                 value = _NOT_XML.sub("", slot.prefix + text + slot.suffix)
                 nodes[slot.node].set(slot.name, value)
+                continue
+            texts = _texts(reply, slot.shape)
+            if texts is not None:  # the commonest: no marker moved
+                _fill(nodes, slot, texts, self._literal)
                 continue
             content, problems = to_content(unit, reply, self.markers[i])
             repairs += [f"unit {i}: {p}" for p in problems]
@@ -164,6 +175,45 @@ def _extract(
         _declaration=declaration,
         _literal=extractor.literal or None,
     )
+
+
+def _texts(reply: str, shape: tuple[Token, ...]) -> list[str] | None:
+    """The reply's text before, between and after its markers when they are the source's, in
+    the source's order (so the reply is right as it is: `to_content` would rebuild the same
+    tree); None otherwise."""
+    if not shape and "<" not in reply:
+        return [reply]
+    texts = [""]
+    at = 0
+    for token in tokenize(reply):
+        if token[0] == "t":
+            texts[-1] = token[1]  # tokenize yields no two texts in a row
+        elif at < len(shape) and token == shape[at]:
+            at += 1
+            texts.append("")
+        else:
+            return None
+    return texts if at == len(shape) else None
+
+
+def _fill(nodes: list[Any], run: Run, texts: list[str], literal: str | None) -> None:
+    """Put a translated run in place of the original one when its markers kept their order:
+    each text where the source's stood, the elements untouched."""
+    if literal:
+        texts = [unescape_text(t, literal) for t in texts]
+    # the parser keeps a form feed that lxml refuses to be given back
+    texts[0] = _NOT_XML.sub("", run.prefix) + texts[0]
+    texts[-1] += _NOT_XML.sub("", run.suffix)
+    if run.after is None:
+        nodes[run.container].text = texts[0]
+    else:
+        nodes[run.after].tail = texts[0]
+    for (kind, name), text in zip(run.shape, texts[1:], strict=True):
+        node = nodes[run.markers[name]]
+        if kind == "o":
+            node.text = text or None
+        else:
+            node.tail = text or None
 
 
 def _replace(nodes: list[Any], run: Run, content: Content, literal: str | None) -> None:
