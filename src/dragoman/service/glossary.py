@@ -48,6 +48,12 @@ def missed(source: str, translation: str, glossary: Terms) -> list[str]:
     return [s for s, t in glossary if holds(source, s) and not holds(translation, t)]
 
 
+# C0 and C1 controls and Unicode line breaks: a term holding one would break the TSV that
+# `GET /v2/glossaries/{id}/entries` answers, and DeepL refuses them too.
+_LINES = re.compile(r"\r\n|\n|\r")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def check_entries(entries: Terms) -> Terms:
     if len(entries) > MAX_ENTRIES:
         raise InvalidRequest(f"a glossary holds at most {MAX_ENTRIES} entries")
@@ -56,24 +62,52 @@ def check_entries(entries: Terms) -> Terms:
             raise InvalidRequest("glossary terms must not be empty")
         if len(s) > MAX_TERM_CHARS or len(t) > MAX_TERM_CHARS:
             raise InvalidRequest(f"glossary terms are at most {MAX_TERM_CHARS} characters")
+        if _CONTROL.search(s.strip()) or _CONTROL.search(t.strip()):
+            raise InvalidRequest("glossary terms must not hold control characters or line breaks")
     return tuple((s.strip(), t.strip()) for s, t in entries)
 
 
-def parse_entries(text: str, fmt: str) -> Terms:
-    """DeepL's entries: `source<TAB>target` lines (tsv) or two-column CSV."""
+def parse_entries(text: str, fmt: str, source: str, target: str) -> Terms:
+    """DeepL's entries for a `source`->`target` glossary, as DeepL reads them: `source<TAB>target`
+    lines (tsv), or CSV rows of two terms, optionally followed by the row's source and target
+    language (rows of another pair are skipped). Blank lines are skipped; no entry, a line
+    without its two terms, a tsv line with a second tab and a source term given twice are
+    refused."""
     if fmt == "tsv":
-        rows = [line.split("\t") for line in text.splitlines() if line.strip()]
+        lines = _LINES.split(text)  # not str.splitlines: U+2028 and the like are not lines here
+        rows = [(i, line.split("\t")) for i, line in enumerate(lines, 1)]
+        rows = [(i, r) for i, r in rows if "".join(r).strip()]
+        extra = next((i for i, r in rows if len(r) > 2), None)
+        if extra is not None:
+            raise InvalidRequest(f"glossary entry on line {extra} has more than one tab")
     elif fmt == "csv":
         try:
-            rows = [r for r in csv.reader(io.StringIO(text)) if r]
+            rows = [(i, r) for i, r in enumerate(csv.reader(io.StringIO(text)), 1)]
         except csv.Error as exc:  # a field over the reader's limit, a NUL byte
             raise InvalidRequest(f"glossary entries are not valid CSV: {exc}") from None
+        rows = [(i, r) for i, r in rows if "".join(r).strip()]
+        pair = (_base(source), _base(target))
+        rows = [(i, r) for i, r in rows if len(r) < 4 or (_base(r[2]), _base(r[3])) == pair]
     else:
         raise InvalidRequest(f"entries_format must be tsv or csv, not {fmt!r}")
-    bad = next((i for i, r in enumerate(rows, 1) if len(r) < 2), None)
+    bad = next((i for i, r in rows if len(r) < 2), None)
     if bad is not None:
-        raise InvalidRequest(f"glossary entry {bad} has no target term")
-    return check_entries(tuple((r[0], r[1]) for r in rows))
+        raise InvalidRequest(f"glossary entry on line {bad} has no target term")
+    if not rows:
+        raise InvalidRequest("Invalid glossary entries provided: no entries")
+    first: dict[str, int] = {}
+    for i, r in rows:
+        at = first.setdefault(r[0].strip(), i)
+        if at != i:
+            raise InvalidRequest(
+                f"glossary entry on line {i} repeats the source term of line {at}: {r[0].strip()!r}"
+            )
+    return check_entries(tuple((r[0], r[1]) for _, r in rows))
+
+
+def _base(code: str) -> str:
+    """A language code's primary subtag, lower case: "EN-GB" and "en" name the same source."""
+    return code.strip().lower().partition("-")[0]
 
 
 @dataclass(frozen=True)

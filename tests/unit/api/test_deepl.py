@@ -175,3 +175,11 @@ async def test_glossaries(client: httpx.AsyncClient) -> None:
     assert {"source_lang": "en", "target_lang": "de"} in pairs["supported_languages"]
     r = await client.post("/v2/glossaries", json={**create, "entries": "no tab"}, headers=AUTH)
     assert r.status_code == 400
+    # as DeepL: no same-language glossary, no glossary without entries, no source term twice
+    for change, why in (
+        ({"target_lang": "EN"}, "Unsupported glossary source and target language pair"),
+        ({"entries": "\n"}, "no entries"),
+        ({"entries": "a\tb\na\tc"}, "repeats the source term"),
+    ):
+        r = await client.post("/v2/glossaries", json={**create, **change}, headers=AUTH)
+        assert r.status_code == 400 and why in r.json()["message"], r.text

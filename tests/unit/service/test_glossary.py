@@ -27,12 +27,28 @@ def test_missed_terms() -> None:
 
 
 def test_entries_tsv_csv_and_limits() -> None:
-    assert parse_entries("a\tb\nc\td\n", "tsv") == (("a", "b"), ("c", "d"))
-    assert parse_entries('a,b\n"c, d",e\n', "csv") == (("a", "b"), ("c, d", "e"))
+    assert parse_entries("a\tb\n\n \nc\td\n", "tsv", "en", "fr") == (("a", "b"), ("c", "d"))
+    assert parse_entries('a,b\n"c, d",e\n', "csv", "en", "fr") == (("a", "b"), ("c, d", "e"))
+    # CSV rows may name their pair (DeepL's export): rows of another pair are skipped
+    csv_pairs = "a,b,EN,FR\nc,d,en,de\ne,f,en-GB,fr\ng,h,x\n"
+    assert parse_entries(csv_pairs, "csv", "en", "fr") == (("a", "b"), ("e", "f"), ("g", "h"))
     long_field = "a," + "b" * 131_073  # over the csv module's field limit
-    for bad, fmt in (("a\n", "tsv"), ("a\tb", "xlsx"), ("\tb", "tsv"), (long_field, "csv")):
-        with pytest.raises(InvalidRequest):
-            parse_entries(bad, fmt)
+    for bad, fmt, why in (
+        ("a\n", "tsv", "no target term"),
+        ("a\tb", "xlsx", "entries_format"),
+        ("\tb", "tsv", "must not be empty"),
+        (long_field, "csv", "not valid CSV"),
+        ("", "tsv", "no entries"),
+        ("\n \n", "csv", "no entries"),
+        ("a,b,en,de", "csv", "no entries"),
+        ("a\tb\tc", "tsv", "more than one tab"),
+        ("a\tb\nc\td\na \te", "tsv", "line 3 repeats the source term of line 1"),
+        ('"a\nb",c', "csv", "line breaks"),
+        ("a\x07\tb", "tsv", "control characters"),
+        ("a\tb\u2028c", "tsv", "line breaks"),
+    ):
+        with pytest.raises(InvalidRequest, match=why):
+            parse_entries(bad, fmt, "en", "fr")
 
 
 def test_store() -> None:

@@ -81,7 +81,9 @@ async def create(
     for code, field in ((source, "source_lang"), (target, "target_lang")):
         if code not in translator.languages:
             raise InvalidRequest(f"Value for '{field}' not supported.")
-    entries = parse_entries(req.entries, req.entries_format)
+    if source == target:
+        raise InvalidRequest("Unsupported glossary source and target language pair.")
+    entries = parse_entries(req.entries, req.entries_format, source, target)
     return info(store.create(req.name, source, target, entries))
 
 
