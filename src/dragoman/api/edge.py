@@ -102,7 +102,8 @@ class EdgeMiddleware:
         started = time.monotonic()
         rid = _request_id(scope)
         token = REQUEST_ID.set(rid)
-        scope.setdefault("state", {}).update(request_id=rid, started=started)
+        state = scope.setdefault("state", {})
+        state.update(request_id=rid, started=started, echo_request_id=self.echo_id)
         status = 500
 
         async def send_with_id(message: Message) -> None:
@@ -250,7 +251,8 @@ def _too_large(size: int, limit: int, qualifier: str = "") -> str:
 
 class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = REQUEST_ID.get()
+        if not hasattr(record, "request_id"):  # given by the logger's `extra`, else the context's
+            record.request_id = REQUEST_ID.get()
         return True
 
 

@@ -180,8 +180,13 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s", request.url.path)
-    return shaped(request.url.path, 500, "internal_error", "internal server error")
+    # Starlette runs this outside every middleware, the edge's included: its request id is
+    # read back from the request's state, for the log line and the answer.
+    state = request.scope.get("state", {})
+    rid = state.get("request_id", "-")
+    log.exception("unhandled error on %s", request.url.path, extra={"request_id": rid})
+    headers = {"X-Request-Id": rid} if state.get("echo_request_id") else None
+    return shaped(request.url.path, 500, "internal_error", "internal server error", headers)
 
 
 def register_error_handlers(app: FastAPI) -> None:

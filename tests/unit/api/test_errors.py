@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from dragoman.api.edge import RequestIdFilter
 from dragoman.api.errors import shaped, surface_of
+from tests.fakes import FakeTranslator
 
 
 def test_a_message_quoting_a_lone_surrogate_renders_in_each_shape() -> None:
@@ -23,3 +30,26 @@ def test_openai_paths_it_does_not_serve_answer_in_openai_shape() -> None:
         assert surface_of(path) == "openai", path
     for path in ("/v1/translate", "/v1/languages", "/v1/info", "/health"):
         assert surface_of(path) == "native", path
+
+
+async def test_an_unhandled_error_names_its_request_in_the_log_and_the_answer(
+    app: FastAPI, fake: FakeTranslator, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The handler of unexpected errors runs outside the edge, after its request id is gone
+    from the context: the id is read from the request's state."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    fake.translate = broken  # type: ignore[method-assign]
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        body = {"text": "Hello there", "source_lang": "en", "target_lang": "fr"}
+        with caplog.at_level(logging.ERROR, logger="dragoman.api.errors"):
+            r = await c.post("/v1/translate", json=body, headers={"X-Request-Id": "req-42"})
+    assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
+    assert r.headers["x-request-id"] == "req-42"
+    [record] = [rec for rec in caplog.records if "unhandled error" in rec.getMessage()]
+    RequestIdFilter().filter(record)  # what the server's handlers apply: the id stays
+    assert record.request_id == "req-42"  # type: ignore[attr-defined]
+    assert "RuntimeError: a bug" in caplog.text
