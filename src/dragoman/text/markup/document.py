@@ -25,6 +25,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidRequest
+from dragoman.text.letters import unused_private_char
 from dragoman.text.markup._extract import Attribute, Extractor, Run
 from dragoman.text.markup.markers import (
     Content,
@@ -42,6 +43,10 @@ _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Elements libxml2 parses as raw text but serializes escaped (`plaintext`, which takes the
+# rest of the document, is left as it is).
+_RAW_TEXT = ("iframe", "noembed", "noframes", "xmp")
+_MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|xmp)", re.IGNORECASE)
 
 
 @dataclass
@@ -60,6 +65,8 @@ class Markup:
     _slots: list[Run | Attribute] = field(default_factory=list, repr=False)
     _declaration: str = field(default="", repr=False)
     _literal: str | None = field(default=None, repr=False)
+    _raw: tuple[str, tuple[str, ...]] = field(default=("", ()), repr=False)
+    """HTML: the mark and the texts of `_RAW_TEXT` elements (`_set_aside`)."""
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
         """The document with each unit replaced by its translation (same order as `units`),
@@ -75,10 +82,13 @@ class Markup:
         top = root.getroot() if isinstance(root, etree._ElementTree) else root
         nodes = list(top.iter())
         repairs: list[str] = []
+        mark = self._raw[0]
         for i, (slot, unit, reply) in enumerate(
             zip(self._slots, self.units, translations, strict=True)
         ):
             reply = _NOT_XML.sub("", reply)
+            if mark and mark in reply:  # only the document's raw texts are put back
+                reply = reply.replace(mark, "")
             if isinstance(slot, Attribute):
                 text = plain(reply)
                 if text != reply:
@@ -94,7 +104,8 @@ class Markup:
             content, problems = to_content(unit, reply, self.markers[i])
             repairs += [f"unit {i}: {p}" for p in problems]
             _replace(nodes, slot, content, self._literal)
-        return self._declaration + _serialize(root, self._kind), repairs
+        out = _put_back(_serialize(root, self._kind), *self._raw)
+        return self._declaration + out, repairs
 
 
 def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
@@ -128,7 +139,10 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     if root is None:  # nothing the parser could make a tree of
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
-    return _extract(text, root, kind, Extractor(xml=False, ignore=ignore, index={}))
+    raw = _set_aside(root, source)
+    markup = _extract(text, root, kind, Extractor(xml=False, ignore=ignore, index={}))
+    markup._raw = raw
+    return markup
 
 
 def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
@@ -264,6 +278,32 @@ def _build(
             node.extend(kids)
         children.append(node)
     return text, children
+
+
+def _set_aside(root: Any, source: str) -> tuple[str, tuple[str, ...]]:
+    """libxml2 reads the content of `_RAW_TEXT` elements as raw text and writes it escaped
+    (`<iframe>a &amp; b</iframe>` came back `a &amp;amp; b`, more on each pass): each such
+    text is replaced by a numbered stand-in (between two marks, a private-use character the
+    source does not hold), and `_put_back` writes it as it was sent. Their content is never
+    translated (SKIP_TAGS)."""
+    if not _MAY_HOLD_RAW.search(source):
+        return "", ()
+    top = root.getroot() if isinstance(root, etree._ElementTree) else root
+    mark = unused_private_char(source)
+    if mark is None:
+        return "", ()
+    texts: list[str] = []
+    for node in top.iter(*_RAW_TEXT):
+        if node.text:
+            texts.append(node.text)
+            node.text = f"{mark}{len(texts)}{mark}"
+    return mark, tuple(texts)
+
+
+def _put_back(out: str, mark: str, texts: tuple[str, ...]) -> str:
+    if not texts:
+        return out
+    return re.sub(f"{mark}(\\d+){mark}", lambda m: texts[int(m.group(1)) - 1], out)
 
 
 def _serialize(root: Any, kind: str) -> str:
