@@ -43,11 +43,7 @@ SKIP_TAGS = _tags(
     "script style code pre kbd samp var textarea svg math iframe noembed noframes xmp"
 )
 ATTRIBUTES = ("title", "alt", "placeholder", "aria-label")
-_ATTRIBUTED = (
-    "descendant-or-self::*[{}] | descendant-or-self::input | descendant-or-self::meta".format(
-        " or ".join(f"@{a}" for a in ATTRIBUTES)
-    )
-)
+_TRANSLATED = frozenset(ATTRIBUTES)
 
 BLOCK, INLINE, VOID, SKIP = "block", "inline", "void", "skip"
 _SPACES = " \t\n\f\r"  # HTML whitespace; U+00A0 is text
@@ -95,9 +91,6 @@ class Extractor:
     """The elements whose content is kept verbatim: `_kept` and HTML's SKIP_TAGS."""
     _holds_block: set[Any] = field(default_factory=set)
     """HTML: the elements with a splitting element inside."""
-    _attributed: set[Any] = field(default_factory=set)
-    """HTML: the elements that may have a translatable attribute (one of ATTRIBUTES, or an
-    `<input>` or `<meta>`), found in `prepare`."""
     _flow: dict[Any, str] = field(default_factory=dict)
     """`_in_flow`'s answers, asked of a run's nodes several times."""
     literal: str | None = None
@@ -122,7 +115,6 @@ class Extractor:
                 )
             self._skip = self._kept
             return
-        self._attributed.update(top.xpath(_ATTRIBUTED))
         marked = top.xpath("descendant-or-self::*[@translate or @class]")
         self._kept.update(
             node
@@ -142,11 +134,13 @@ class Extractor:
 
     def walk(self, container: Any) -> None:
         self._attributes(container)
-        mixed: list[bool] = []  # whether `container` is mixed, asked of it once if at all
+        mixed: bool | None = None
         run: list[Any] = []
         after = None
         for child in container:
-            kind = self._kind(child, container, mixed)
+            if isinstance(child.tag, str) and mixed is None:
+                mixed = _mixed(container)
+            kind = self._kind(child, bool(mixed))
             if kind in (INLINE, VOID):
                 run.append(child)
                 continue
@@ -163,19 +157,17 @@ class Extractor:
         if run or lead.strip():
             self._flush(container, after, run, lead)
 
-    def _kind(self, node: Any, container: Any, mixed: list[bool]) -> str:
-        """How a child of a splitting element takes part in its text. Whether the container
-        holds text of its own (`_mixed`) is asked only where the tag does not tell (XML, an
-        HTML tag of no known kind), once per container (`mixed` keeps the answer)."""
+    def _kind(self, node: Any, mixed: bool) -> str:
+        """How a child of a splitting element takes part in its text."""
         tag = node.tag
         if not isinstance(tag, str):
             return VOID  # comment, processing instruction, entity reference
         if self.xml:
-            if not _once(mixed, container):
+            if not mixed:
                 return SKIP if node in self._skip else BLOCK
             return self._in_flow(node)
         inline = tag not in BLOCK_TAGS and (
-            tag in INLINE_TAGS or tag in VOID_TAGS or tag in SKIP_TAGS or _once(mixed, container)
+            tag in INLINE_TAGS or tag in VOID_TAGS or tag in SKIP_TAGS or mixed
         )
         if node in self._skip:
             return VOID if inline else SKIP
@@ -231,7 +223,7 @@ class Extractor:
                 markers,
                 prefix,
                 suffix,
-                tuple(t for t in tokens if t[0] != "t"),
+                tuple([t for t in tokens if t[0] != "t"]) if markers else (),
             )
         )
 
@@ -263,10 +255,12 @@ class Extractor:
                 self._attributes(inner)
 
     def _attributes(self, node: Any) -> None:
-        if node not in self._attributed:
-            return  # none (the commonest), none ever translated, or XML
+        if self.xml:
+            return
         present = node.keys()
         tag = node.tag
+        if _TRANSLATED.isdisjoint(present) and tag != "input" and tag != "meta":
+            return  # none (the commonest), or none ever translated
         names = [a for a in ATTRIBUTES if a in present]
         if tag == "input" and (node.get("type") or "").strip().lower() in ("submit", "button"):
             names.append("value")
@@ -331,13 +325,6 @@ def _leading(text: str) -> str:
 
 def _trailing(text: str) -> str:
     return text[len(text.rstrip(_SPACES)) :]
-
-
-def _once(known: list[bool], container: Any) -> bool:
-    """`_mixed(container)`, asked once: `known` keeps the answer."""
-    if not known:
-        known.append(_mixed(container))
-    return known[0]
 
 
 def _mixed(node: Any) -> bool:
