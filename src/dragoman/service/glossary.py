@@ -58,13 +58,16 @@ def check_entries(entries: Terms) -> Terms:
     if len(entries) > MAX_ENTRIES:
         raise InvalidRequest(f"a glossary holds at most {MAX_ENTRIES} entries")
     for s, t in entries:
-        if not s.strip() or not t.strip():
+        # before the spaces around a term are stripped: str.strip takes some controls too
+        if _CONTROL.search(s) or _CONTROL.search(t):
+            raise InvalidRequest("glossary terms must not hold control characters or line breaks")
+    stripped = tuple((s.strip(), t.strip()) for s, t in entries)
+    for s, t in stripped:
+        if not s or not t:
             raise InvalidRequest("glossary terms must not be empty")
         if len(s) > MAX_TERM_CHARS or len(t) > MAX_TERM_CHARS:
             raise InvalidRequest(f"glossary terms are at most {MAX_TERM_CHARS} characters")
-        if _CONTROL.search(s.strip()) or _CONTROL.search(t.strip()):
-            raise InvalidRequest("glossary terms must not hold control characters or line breaks")
-    return tuple((s.strip(), t.strip()) for s, t in entries)
+    return stripped
 
 
 def parse_entries(text: str, fmt: str, source: str, target: str) -> Terms:

@@ -28,6 +28,8 @@ def test_missed_terms() -> None:
 
 def test_entries_tsv_csv_and_limits() -> None:
     assert parse_entries("a\tb\n\n \nc\td\n", "tsv", "en", "fr") == (("a", "b"), ("c", "d"))
+    # the length is the stored term's, spaces around it stripped
+    assert parse_entries("x" * 200 + "  \tb", "tsv", "en", "fr") == (("x" * 200, "b"),)
     assert parse_entries('a,b\n"c, d",e\n', "csv", "en", "fr") == (("a", "b"), ("c, d", "e"))
     # CSV rows may name their pair (DeepL's export): rows of another pair are skipped
     csv_pairs = "a,b,EN,FR\nc,d,en,de\ne,f,en-GB,fr\ng,h,x\n"
@@ -46,6 +48,8 @@ def test_entries_tsv_csv_and_limits() -> None:
         ('"a\nb",c', "csv", "line breaks"),
         ("a\x07\tb", "tsv", "control characters"),
         ("a\tb\u2028c", "tsv", "line breaks"),
+        ("a\x1f\tb\x85", "tsv", "control characters"),  # at a term's edge too
+        ("a\tb\u2029", "tsv", "line breaks"),
     ):
         with pytest.raises(InvalidRequest, match=why):
             parse_entries(bad, fmt, "en", "fr")

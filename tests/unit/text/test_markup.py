@@ -622,3 +622,64 @@ def test_raw_text_elements_come_back_as_sent_and_untranslated(tag: str) -> None:
     assert "HI" in rebuilt and "THERE" in rebuilt
     again = parse_html(rebuilt)
     assert again.rebuild(again.units)[0] == rebuilt  # stable over passes
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "<iframe>A</iframe><pre>&#xE000;5&#xE000;</pre>",  # was an IndexError (500)
+        "<iframe>A</iframe><pre>&#xE000;1&#xE000;</pre>",  # was the iframe's text, copied
+        '<iframe>SECRET</iframe><p data-x="&#xE000;1&#xE000;">Hi</p>',
+        "<iframe></iframe><p>Icon &#xE000; here</p>",  # was the character, deleted
+        "<!-- <iframe> --><p>Icon &#xE000; here</p>",
+        '<iframe src="x"></iframe><p>Type &lt;g1&gt; here</p>',  # was its `<`, deleted
+        '<p title="&lt;x1/&gt; tag">Hi</p><iframe></iframe>',
+    ],
+)
+def test_the_raw_text_stand_in_is_no_character_the_parsed_document_holds(document: str) -> None:
+    """A private-use character written as a reference is in the parsed text, not the source:
+    the stand-in's mark is chosen from both, and none is used when nothing is set aside."""
+    markup = parse_html(document)
+    rebuilt, repairs = markup.rebuild(markup.units)
+    expected = document.replace("&#xE000;", "\ue000")
+    assert rebuilt == expected and not repairs
+
+
+def test_plaintext_keeps_the_rest_of_the_document_as_sent() -> None:
+    """`plaintext` takes everything after it as raw text, end tags included: written back as
+    sent, not escaped again on each pass and not followed by end tags the source lacked."""
+    for document in (
+        "<div><p>Hi there</p><plaintext>a &amp; <b>b</b></div>",
+        "<!DOCTYPE html><html><body><p>Hi there</p><plaintext>a &amp; <b>b</b></body></html>",
+    ):
+        markup = parse_html(document)
+        assert markup.units == ["Hi there"]
+        rebuilt, _ = markup.rebuild(["Salut"])
+        assert rebuilt.endswith("<plaintext>a &amp; <b>b</b>" + document.split("</b>")[1])
+        assert "Salut" in rebuilt and rebuilt.count("<plaintext>") == 1
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            '\ufeff<!DOCTYPE html><html lang="en"><body class="b"><p>Hi</p></body></html>',
+            '\ufeff<!DOCTYPE html>\n<html lang="en"><body class="b"><p>HI</p></body></html>',
+        ),
+        (
+            "<!-- c --><!DOCTYPE html><html><body><p>Hi</p></body></html>",
+            "<!DOCTYPE html>\n<!-- c --><html><body><p>HI</p></body></html>",
+        ),
+        (
+            "<!-- c -->\n<html lang=en><body><p>Hi</p></body></html><!-- end -->",
+            '<!-- c --><html lang="en"><body><p>HI</p></body></html><!-- end -->',
+        ),
+    ],
+)
+def test_a_document_after_a_byte_order_mark_or_comments_stays_a_document(
+    document: str, expected: str
+) -> None:
+    """It was taken for a fragment: the DOCTYPE, <html>, <head> and <body> and their
+    attributes were lost."""
+    markup = parse_html(document)
+    assert markup.rebuild([u.upper() for u in markup.units])[0] == expected

@@ -27,7 +27,7 @@ BLOCK_TAGS = _tags(
     "dialog dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 "
     "h6 head header hgroup hr html label legend li link main menu meta nav noframes noscript ol "
     "optgroup option p pre search section select summary table tbody td template tfoot th thead "
-    "title tr ul xmp"
+    "title tr ul xmp plaintext"
 )
 INLINE_TAGS = _tags(
     "a abbr acronym b bdi bdo big cite data del dfn em font i ins mark nobr q rb rp rt rtc ruby "
@@ -38,9 +38,9 @@ VOID_TAGS = _tags(
     "area audio br canvas embed iframe img input map meter object picture progress video wbr"
 )
 # Never translated, kept verbatim (with `translate="no"`, `class="notranslate"`, ignore_tags).
-# iframe noembed noframes xmp: raw text to the parser (markup/document.py: _RAW_TEXT).
+# iframe noembed noframes plaintext xmp: raw text to the parser (document.py: _RAW_TEXT).
 SKIP_TAGS = _tags(
-    "script style code pre kbd samp var textarea svg math iframe noembed noframes xmp"
+    "script style code pre kbd samp var textarea svg math iframe noembed noframes plaintext xmp"
 )
 ATTRIBUTES = ("title", "alt", "placeholder", "aria-label")
 _TRANSLATED = frozenset(ATTRIBUTES)

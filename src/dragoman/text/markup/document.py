@@ -43,10 +43,15 @@ _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Elements libxml2 parses as raw text but serializes escaped (`plaintext`, which takes the
-# rest of the document, is left as it is).
-_RAW_TEXT = ("iframe", "noembed", "noframes", "xmp")
-_MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|xmp)", re.IGNORECASE)
+# Elements libxml2 parses as raw text but serializes escaped.
+_RAW_TEXT = ("iframe", "noembed", "noframes", "plaintext", "xmp")
+_MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|plaintext|xmp)", re.IGNORECASE)
+# A whole document: a DOCTYPE or <html> first, after a byte order mark, spaces or comments.
+# Atomic and possessive: a comment ends at its first `-->`, and nothing is tried again (a text
+# of many `-->` would otherwise be rescanned from each).
+_DOCUMENT = re.compile(
+    r"\ufeff?(?:\s++|<!--(?>.*?-->))*+<(!doctype|html)\b", re.IGNORECASE | re.DOTALL
+)
 
 
 @dataclass
@@ -65,7 +70,7 @@ class Markup:
     _slots: list[Run | Attribute] = field(default_factory=list, repr=False)
     _declaration: str = field(default="", repr=False)
     _literal: str | None = field(default=None, repr=False)
-    _raw: tuple[str, tuple[str, ...]] = field(default=("", ()), repr=False)
+    _raw: tuple[str, tuple[str, ...], int] = field(default=("", (), 0), repr=False)
     """HTML: the mark and the texts of `_RAW_TEXT` elements (`_set_aside`)."""
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
@@ -117,15 +122,16 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
     source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
-    head = source.lstrip()[:9].lower()
+    bom = "\ufeff" if source.startswith("\ufeff") else ""  # the parser drops it: written back
+    head = _DOCUMENT.match(source)
     # lxml.etree's own elements: lxml.html's element classes cost a third more here
     parser = etree.HTMLParser(no_network=True)
     try:
-        if head.startswith("<!doctype") or head.startswith("<html"):
-            parsed = etree.fromstring(source, parser)
+        if head:
+            parsed = etree.fromstring(source[len(bom) :], parser)
             root = None if parsed is None else parsed.getroottree()
-            # without a DOCTYPE, lxml would write its HTML 4.0 one: write the element alone
-            kind = "html-document" if head.startswith("<!doctype") else "html-element"
+            # without a DOCTYPE, lxml would write its HTML 4.0 one: written without one
+            kind = "html-document" if head.group(1).lower() == "!doctype" else "html-element"
         else:
             # no closing tags after the text: a tag or comment left open at its end would
             # swallow them
@@ -140,7 +146,8 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
     raw = _set_aside(root, source)
-    markup = _extract(text, root, kind, Extractor(xml=False, ignore=ignore, index={}))
+    extractor = Extractor(xml=False, ignore=ignore, index={})
+    markup = _extract(text, root, kind, extractor, bom if head else "")
     markup._raw = raw
     return markup
 
@@ -280,37 +287,56 @@ def _build(
     return text, children
 
 
-def _set_aside(root: Any, source: str) -> tuple[str, tuple[str, ...]]:
+def _set_aside(root: Any, source: str) -> tuple[str, tuple[str, ...], int]:
     """libxml2 reads the content of `_RAW_TEXT` elements as raw text and writes it escaped
     (`<iframe>a &amp; b</iframe>` came back `a &amp;amp; b`, more on each pass): each such
-    text is replaced by a numbered stand-in (between two marks, a private-use character the
-    source does not hold), and `_put_back` writes it as it was sent. Their content is never
-    translated (SKIP_TAGS)."""
+    text is replaced by a numbered stand-in between two marks, and `_put_back` writes it as it
+    was sent. The mark is a private-use character that neither the source nor the parsed
+    document holds (a character reference such as `&#xE000;` is one once parsed). Their
+    content is never translated (SKIP_TAGS). Returns the mark ("" when nothing was set aside),
+    the texts, and the number of a `plaintext`'s text (0 if none: `_put_back`)."""
     if not _MAY_HOLD_RAW.search(source):
-        return "", ()
+        return "", (), 0
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
-    mark = unused_private_char(source)
+    nodes = [node for node in top.iter(*_RAW_TEXT) if node.text]
+    if not nodes:
+        return "", (), 0
+    attributes = "".join(v for node in top.iter() for v in node.attrib.values())
+    mark = unused_private_char(source + "".join(top.itertext()) + attributes)
     if mark is None:
-        return "", ()
+        return "", (), 0
     texts: list[str] = []
-    for node in top.iter(*_RAW_TEXT):
-        if node.text:
-            texts.append(node.text)
-            node.text = f"{mark}{len(texts)}{mark}"
-    return mark, tuple(texts)
+    plaintext = 0
+    for node in nodes:
+        texts.append(node.text)
+        node.text = f"{mark}{len(texts)}{mark}"
+        if node.tag == "plaintext" and not plaintext:
+            plaintext = len(texts)
+    return mark, tuple(texts), plaintext
 
 
-def _put_back(out: str, mark: str, texts: tuple[str, ...]) -> str:
+def _put_back(out: str, mark: str, texts: tuple[str, ...], plaintext: int) -> str:
     if not texts:
         return out
-    return re.sub(f"{mark}(\\d+){mark}", lambda m: texts[int(m.group(1)) - 1], out)
+    if plaintext:
+        # `plaintext` takes the rest of the document as its text: what lxml writes after it
+        # is only end tags, which the source did not have
+        stand_in = f"{mark}{plaintext}{mark}"
+        out = out[: out.index(stand_in) + len(stand_in)]
+
+    def text(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        return texts[n - 1] if 1 <= n <= len(texts) else ""
+
+    return re.sub(f"{mark}(\\d+){mark}", text, out)
 
 
 def _serialize(root: Any, kind: str) -> str:
     if kind == "html-document":
         return str(etree.tostring(root, encoding="unicode", method="html"))
-    if kind == "html-element":
-        return str(etree.tostring(root.getroot(), encoding="unicode", method="html"))
+    if kind == "html-element":  # comments around the element kept, no DOCTYPE invented
+        out = str(etree.tostring(root, encoding="unicode", method="html", doctype=""))
+        return out.removeprefix("\n")
     if kind == "html-fragment":
         root.attrib.clear()
         out = str(etree.tostring(root, encoding="unicode", method="html", with_tail=False))
