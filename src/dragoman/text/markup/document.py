@@ -322,7 +322,9 @@ def _put_back(out: str, mark: str, texts: tuple[str, ...], plaintext: int) -> st
         # `plaintext` takes the rest of the document as its text: what lxml writes after it
         # is only end tags, which the source did not have
         stand_in = f"{mark}{plaintext}{mark}"
-        out = out[: out.index(stand_in) + len(stand_in)]
+        at = out.find(stand_in)
+        if at >= 0:
+            out = out[: at + len(stand_in)]
 
     def text(m: re.Match[str]) -> str:
         n = int(m.group(1))
