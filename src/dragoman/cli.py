@@ -21,7 +21,7 @@ USAGE = """usage: dragoman COMMAND [options]
 
 commands:
   serve            run the translation API server
-  translate TEXT   translate one text on the command line (--to fr --from en)
+  translate TEXT   translate one text on the command line (--to fr --source en)
   model prepare    assemble, verify and convert the embedded default model
   model list       list the models dragoman can prepare
   route            proxy over several servers, by language pair and health

@@ -131,7 +131,8 @@ class EngineSettings(ModelSettings):
 
     llama_server: Path | None = None
     """llama.cpp's llama-server binary, for `--architecture llama-cpp` and the bench's
-    llama-server peer. Default: the one scripts/build-llama-cpp built under the data directory."""
+    llama-server peer. Default: the xllamacpp wheel's server, else the one
+    scripts/build-llama-cpp built under the data directory."""
 
     @field_validator("cpu_threads")
     @classmethod

@@ -5,11 +5,14 @@ to be repaired (a lost placeholder, a dropped tag)."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
 from dragoman.engine.protocol import ContextMode, Terms
 from dragoman.text.markup import Markup, parse_html, parse_xml
+from dragoman.text.markup.markers import tokenize
 from dragoman.text.placeholders import Masked, mask
 from dragoman.text.segment import Piece, SplitMode, join, split
 
@@ -81,14 +84,45 @@ class Plan:
 def _block(
     text: str, language: str, options: TextOptions, sizes: Sizes, markers: bool = False
 ) -> Block:
-    if markers:
-        # A block with inline tags stays whole: a sentence cut could part a tag pair.
+    if markers and len(text) <= sizes.max_unit_chars:
+        # A block with inline tags stays whole when it fits: its tags keep their context.
         core = text.strip()
         start = text.index(core[0]) if core else len(text)
         pieces = [Piece(text[:start], core, text[start + len(core) :])]
     else:
         pieces = split(text, language, options.split, sizes.max_unit_chars, sizes.min_split_chars)
+        if markers:  # too long for one request: cut, but never inside a tag pair or a marker
+            pieces = _tags_whole(pieces)
     return Block(pieces, [mask(p.core) for p in pieces if p.core])
+
+
+_OPEN_MARKER = re.compile(r"<[^<>]*$")
+"""A text ending inside a marker (`<g1` cut from its `>`), or in a `<` of its own."""
+
+
+def _tags_whole(pieces: list[Piece]) -> list[Piece]:
+    """The pieces of a block with inline markers, joined again wherever the cut after one
+    would part a `<gN>…</gN>` pair or cut a marker: each piece holds whole pairs (so a pair
+    wider than `max_unit_chars` keeps its text in one piece)."""
+    out: list[Piece] = []
+    held: Piece | None = None  # pieces joined so far, waiting for their pairs to close
+    for piece in pieces:
+        if held is not None:
+            piece = Piece(held.lead, held.core + held.trail + piece.lead + piece.core, piece.trail)
+        opened: Counter[str] = Counter()
+        for kind, name in tokenize(piece.core):
+            if kind == "o":
+                opened[name] += 1
+            elif kind == "c":
+                opened[name] -= 1
+        if any(n > 0 for n in opened.values()) or _OPEN_MARKER.search(piece.core):
+            held = piece
+            continue
+        held = None
+        out.append(piece)
+    if held is not None:
+        out.append(held)
+    return out
 
 
 def plan(text: str, language: str, options: TextOptions, sizes: Sizes) -> Plan:

@@ -124,6 +124,23 @@ async def test_a_long_text_far_beyond_the_context(serve, fake: FakeTranslator) -
         assert r.status_code == 413
 
 
+async def test_a_long_html_block_with_inline_tags_is_cut_between_its_tag_pairs(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    """A block with inline tags went to the engine whole whatever its length: past the model's
+    context it was refused (413). It is now cut at sentences where no tag pair is open."""
+    fake.max_words = 200
+    long = " ".join(f"This is sentence number {i} of a long paragraph." for i in range(60))
+    page = f'<p>Start <b>{long[:400]}</b> {long[400:]} See <a href="/x">the docs</a>.</p>'
+    async with serve(max_text_chars=10_000) as (_app, c):
+        r = await c.post("/v1/translate", json=body(page, format="html"))
+    assert r.status_code == 200, r.text
+    out = r.json()["translations"][0]["text"]
+    assert out.count("<b>") == out.count("</b>") == 1 and '<a href="/x">' in out
+    assert out.count("[fr] ") > 40  # sentence by sentence
+    assert '[fr] See <a href="/x">the docs</a>.</p>' in out
+
+
 async def test_native_html(client: httpx.AsyncClient) -> None:
     page = '<ul><li>First item</li><li>Second <i>item</i></li></ul><img alt="A cat" src="c.png">'
     r = await client.post("/v1/translate", json=body(page, format="html"))

@@ -6,7 +6,7 @@ language (en, pt, zh). Traditional Chinese (ZH-HANT) is not served.
 
 Options the model cannot honour, decided one by one:
 - honoured: `split_sentences` ("1" sentences and newlines, the default; "nonewlines", the
-  default with tag_handling=html; "0" the text whole, cut only when too long for the model),
+  default with tag_handling=html; "0" not at sentences; a piece over --max-unit-chars is still cut),
   `tag_handling` (html, xml: tags kept, text between them translated; malformed XML is 400
   "Tag handling parsing failed"), `ignore_tags` (a list, or comma separated in a form);
 - honoured: `model_type`, as the quality hint where the server hosts tiers:

@@ -25,7 +25,8 @@ class TranslateRequest(BaseModel):
         default="1",
         description="Texts longer than --min-split-chars, or with newlines, are translated "
         "sentence by sentence, concurrently, the layout kept: 1 at sentence ends and newlines, "
-        "nonewlines at sentence ends only, 0 whole (cut only when too long for the model).",
+        "nonewlines at sentence ends only, 0 not at sentences (a piece over --max-unit-chars "
+        "is still cut).",
     )
     format: Literal["text", "html", "xml"] = Field(
         default="text",
