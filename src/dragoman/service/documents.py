@@ -5,14 +5,12 @@ to be repaired (a lost placeholder, a dropped tag)."""
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
 from dragoman.engine.protocol import ContextMode, Terms
 from dragoman.text.markup import Markup, parse_html, parse_xml
-from dragoman.text.markup.markers import tokenize
+from dragoman.text.markup.markers import spans
 from dragoman.text.placeholders import Masked, mask
 from dragoman.text.segment import Piece, SplitMode, join, split
 
@@ -92,36 +90,29 @@ def _block(
     else:
         pieces = split(text, language, options.split, sizes.max_unit_chars, sizes.min_split_chars)
         if markers:  # too long for one request: cut, but never inside a tag pair or a marker
-            pieces = _tags_whole(pieces)
+            pieces = _tags_whole(text, pieces)
     return Block(pieces, [mask(p.core) for p in pieces if p.core])
 
 
-_OPEN_MARKER = re.compile(r"<[^<>]*$")
-"""A text ending inside a marker (`<g1` cut from its `>`), or in a `<` of its own."""
-
-
-def _tags_whole(pieces: list[Piece]) -> list[Piece]:
-    """The pieces of a block with inline markers, joined again wherever the cut after one
-    would part a `<gN>…</gN>` pair or cut a marker: each piece holds whole pairs (so a pair
-    wider than `max_unit_chars` keeps its text in one piece)."""
+def _tags_whole(text: str, pieces: list[Piece]) -> list[Piece]:
+    """The pieces of a block with inline markers (`text`, which they make up), joined again
+    wherever the cut after one would part a `<gN>…</gN>` pair or cut a marker: each piece
+    holds whole pairs (so a pair wider than `max_unit_chars` keeps its text in one piece)."""
+    wholes = iter(spans(text))
+    whole = next(wholes, None)
     out: list[Piece] = []
-    held: Piece | None = None  # pieces joined so far, waiting for their pairs to close
+    at = 0  # where in `text` the cut after the current piece falls
+    held = False  # whether that cut is inside a pair: the next piece joins this one
     for piece in pieces:
-        if held is not None:
-            piece = Piece(held.lead, held.core + held.trail + piece.lead + piece.core, piece.trail)
-        opened: Counter[str] = Counter()
-        for kind, name in tokenize(piece.core):
-            if kind == "o":
-                opened[name] += 1
-            elif kind == "c":
-                opened[name] -= 1
-        if any(n > 0 for n in opened.values()) or _OPEN_MARKER.search(piece.core):
-            held = piece
-            continue
-        held = None
-        out.append(piece)
-    if held is not None:
-        out.append(held)
+        if out and held:
+            lead, core, trail = out[-1]
+            out[-1] = Piece(lead, core + trail + piece.lead + piece.core, piece.trail)
+        else:
+            out.append(piece)
+        at += len(piece.lead) + len(piece.core) + len(piece.trail)
+        while whole is not None and whole[1] <= at:
+            whole = next(wholes, None)
+        held = whole is not None and whole[0] < at
     return out
 
 

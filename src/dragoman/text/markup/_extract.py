@@ -281,11 +281,17 @@ class Extractor:
         if not reads_as_marker(text):
             return text
         if self.literal is None:
-            attributes = (v for n in self._top.iter() for v in n.attrib.values())
-            self.literal = literal_lt("".join(self._top.itertext()) + "".join(attributes))
+            self.literal = literal_lt(held_text(self._top))
             if self.literal is None:  # every candidate is in the document: read as markers
                 self.literal = ""
         return escape_text(text, self.literal) if self.literal else text
+
+
+def held_text(top: Any) -> str:
+    """Every text and attribute value of the tree, references decoded: what a character our
+    code stands in with must not be found in."""
+    attributes = (v for node in top.iter() for v in node.attrib.values())
+    return "".join(top.itertext()) + "".join(attributes)
 
 
 def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, str]:

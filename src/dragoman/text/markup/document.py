@@ -26,7 +26,7 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.letters import unused_private_char
-from dragoman.text.markup._extract import Attribute, Extractor, Run
+from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
 from dragoman.text.markup.markers import (
     Content,
     Token,
@@ -147,9 +147,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     ignore = {t.lower() for t in ignore_tags}
     raw = _set_aside(root, source)
     extractor = Extractor(xml=False, ignore=ignore, index={})
-    markup = _extract(text, root, kind, extractor, bom if head else "")
-    markup._raw = raw
-    return markup
+    return _extract(text, root, kind, extractor, bom if head else "", raw)
 
 
 def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
@@ -181,7 +179,12 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
 
 
 def _extract(
-    text: str, root: Any, kind: str, extractor: Extractor, declaration: str = ""
+    text: str,
+    root: Any,
+    kind: str,
+    extractor: Extractor,
+    declaration: str = "",
+    raw: tuple[str, tuple[str, ...], int] = ("", (), 0),
 ) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
     extractor.prepare(top)
@@ -195,6 +198,7 @@ def _extract(
         _slots=extractor.slots,
         _declaration=declaration,
         _literal=extractor.literal or None,
+        _raw=raw,
     )
 
 
@@ -301,8 +305,7 @@ def _set_aside(root: Any, source: str) -> tuple[str, tuple[str, ...], int]:
     nodes = [node for node in top.iter(*_RAW_TEXT) if node.text]
     if not nodes:
         return "", (), 0
-    attributes = "".join(v for node in top.iter() for v in node.attrib.values())
-    mark = unused_private_char(source + "".join(top.itertext()) + attributes)
+    mark = unused_private_char(source + held_text(top))
     if mark is None:
         return "", (), 0
     texts: list[str] = []

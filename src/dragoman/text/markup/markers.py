@@ -82,6 +82,28 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
+def spans(text: str) -> list[tuple[int, int]]:
+    """Where in a unit (well-nested markers, as the extractor writes them) a cut would part a
+    `<gN>…</gN>` pair or cut a marker: (start, end) of each outermost pair and each void
+    marker outside a pair, in order."""
+    out: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for m in _MARKER.finditer(text):
+        closing, letter = m.group(1), m.group(2).lower()
+        if letter == "x" or m.group(4):  # void, or a pair written as one tag
+            if not depth:
+                out.append(m.span())
+        elif not closing:
+            if not depth:
+                start = m.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if not depth:
+                out.append((start, m.end()))
+    return out
+
+
 def escape_text(text: str, literal: str) -> str:
     """Document text with the `<` of every marker lookalike replaced by `literal`."""
     return _MARKER.sub(lambda m: literal + m.group()[1:], text)
