@@ -134,6 +134,12 @@ class EngineSettings(ModelSettings):
     llama-server peer. Default: the xllamacpp wheel's server, else the one
     scripts/build-llama-cpp built under the data directory."""
 
+    gguf_weights: Literal["host", "shipped", "q8_0"] = "host"
+    """The GGUF llama.cpp runs (`--architecture llama-cpp`): `shipped` (the catalogue's file as
+    it is), `q8_0` (its layers re-encoded as Q8_0, the same values, which llama.cpp's x86
+    kernels run faster for prompts and many streams; made once beside it) or `host`: the
+    engine plan's choice (`dragoman info` says which)."""
+
     @field_validator("cpu_threads")
     @classmethod
     def _threads(cls, value: str) -> str:
@@ -477,7 +483,8 @@ class BenchSettings(EngineSettings):
     """Architectures to start and compare, one after another, same model and settings:
     continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines),
     continuous-fp32 (float32 whatever the host), continuous-w8a8 (int8 weights), llama-cpp
-    (dragoman on a managed llama-server), vllm-serve (vLLM's own OpenAI-compatible server, the
+    (dragoman on a managed llama-server, the host's GGUF form), llama-cpp-shipped (the same
+    on the GGUF as shipped), vllm-serve (vLLM's own OpenAI-compatible server, the
     peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
     scripts/build-llama-cpp). `<architecture>@<model>` runs one on another model, so a
     quality tier and --model compare within one run (continuous@qwen2.5-coder-1.5b-instruct)."""

@@ -76,7 +76,9 @@ def test_native_translate_runs_on_llama_cpp(server: Launched) -> None:
     info = r.json()
     engine = next(iter(info["engines"].values()))
     assert engine["settings"]["engine"]["value"] == "llama.cpp"
-    assert engine["model"].endswith(".gguf")
+    # the host's GGUF form: the shipped file's layers as Q8_0, made at the first start
+    assert engine["settings"]["weights"]["value"] == "q8_0"
+    assert engine["model"].endswith(".q8_0-v1.gguf"), engine["model"]
     assert len(_llama_children(server.pid)) == 1
 
 

@@ -103,7 +103,7 @@ def open_translator(
 def check_llamacpp(settings: ServeSettings) -> None:
     """Fail before binding the port: llama.cpp's server is there, the model ships a GGUF, and
     its tokenizer (the full prepared form) and GGUF are on disk."""
-    from dragoman.engine.llamacpp import server_launcher
+    from dragoman.engine.llamacpp import gguf_form, server_launcher
     from dragoman.errors import ConfigError
     from dragoman.models.prepare import gguf_path
 
@@ -116,7 +116,7 @@ def check_llamacpp(settings: ServeSettings) -> None:
         )
     server_launcher(settings)
     prepare(settings.model, settings.data_dir, weights="full")  # the tokenizer; instant when done
-    gguf_path(settings.model, settings.data_dir)
+    gguf_path(settings.model, settings.data_dir, form=gguf_form(settings))  # made once
 
 
 class _Server(uvicorn.Server):

@@ -56,6 +56,7 @@ async def ready(host: HostDep, metrics: MetricsDep, admission: AdmissionDep) -> 
 async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     """This host, each engine's settings with the reason for each choice, package versions
     (the same report as `dragoman info --json`). Engines appear once loaded."""
+    from dragoman.engine.llamacpp import gguf_form
     from dragoman.host import detect
     from dragoman.info import report
     from dragoman.models.prepare import gguf_path, resolve_model
@@ -64,8 +65,8 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
     # Loaded engines' models were resolved when they started, so this cannot fail for them.
     models = {
-        name: str(gguf_path(served.get(name, name), settings.data_dir))
-        if plan.weights.value == "gguf"  # llama.cpp runs the GGUF itself
+        name: str(gguf_path(served.get(name, name), settings.data_dir, form=gguf_form(settings)))
+        if plan.engine.value == "llama.cpp"  # llama.cpp runs a GGUF itself
         else resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
         for name, plan in plans.items()
     }

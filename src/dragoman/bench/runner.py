@@ -37,8 +37,9 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
         1,
         {"dtype": "bfloat16", "cpu_threads": "reserve-one", "tcmalloc": False},
     ),
-    # dragoman on a managed llama-server (the GGUF as shipped) instead of vLLM.
+    # dragoman on a managed llama-server instead of vLLM: the host's GGUF form, and as shipped.
     "llama-cpp": ("llama-cpp", 1, {}),
+    "llama-cpp-shipped": ("llama-cpp", 1, {"gguf_weights": "shipped"}),
     "multiprocess": ("multiprocess", 1, {}),
     "multiprocess-2": ("multiprocess", 2, {}),
     "static-batch": ("static-batch", 1, {}),

@@ -68,6 +68,8 @@ def engine_flags(s: EngineSettings) -> list[str]:
         s.dtype,
         "--weights",
         s.weights,
+        "--gguf-weights",
+        s.gguf_weights,
         "--cpu-threads",
         s.cpu_threads,
         "--max-output-tokens",

