@@ -105,7 +105,7 @@ def choose_gguf(setting: str) -> Choice:
     return Choice(
         "q8_0",
         "the shipped values as Q8_0: llama.cpp's x86 kernels read prompts ~1.2x and decode 16 "
-        "streams ~1.2x faster than from the shipped Q5_0/Q4_K mix, one stream as fast "
+        "streams ~1.2x faster than from the shipped Q5_0/Q4_K mix, one stream 0.92-0.99x "
         "(benchmarks/results/gguf-forms-*); --gguf-weights shipped runs the file as is",
     )
 

@@ -3,8 +3,8 @@
 The default model ships as "Q4_K_M", which for its 896-wide rows (not a multiple of the 256 that
 K-quants need) is mostly Q5_0, with Q4_K, Q6_K and Q8_0 layers. llama.cpp multiplies batches of
 Q8_0 (and Q4_0) weights with its tiled x86 kernels, and Q5_0 and the K-quants with generic dot
-products, so prompts and many streams at once go faster on Q8_0, while one stream, bound by the
-bytes it reads, decodes at the same speed from a file 1.27x the size
+products, so prompts and many streams at once go ~1.2x faster on Q8_0, while one stream, bound
+by the bytes it reads, decodes 0.92-0.99x as fast from a file 1.27x the size
 (benchmarks/results/gguf-forms-avx512bf16-2core).
 
 ``q8_0``: every 2-D weight of the layers as Q8_0, dequantized from the shipped blocks (the exact
