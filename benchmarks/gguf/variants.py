@@ -18,6 +18,8 @@ import gguf
 import numpy as np
 from gguf import quants
 
+from dragoman.models.gguf_forms import write_like
+
 SRC = Path.home() / ".cache/dragoman/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 T = gguf.GGMLQuantizationType
 
@@ -176,14 +178,6 @@ def variant(name):
 def main(name, out):
     started = time.time()
     r = gguf.GGUFReader(SRC)
-    arch = r.fields["general.architecture"].contents()
-    w = gguf.GGUFWriter(out, arch)
-    for field in r.fields.values():
-        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
-            continue
-        vt = field.types[0]
-        sub = field.types[-1] if vt == gguf.GGUFValueType.ARRAY else None
-        w.add_key_value(field.name, field.contents(), vt, sub_type=sub)
     pick = variant(name)
     datas = []
     for t in r.tensors:
@@ -202,14 +196,8 @@ def main(name, out):
         else:
             x = quants.dequantize(t.data, t.tensor_type).astype(np.float32)
             data, typ = quants.quantize(x, new), new
-        w.add_tensor_info(t.name, data.shape, data.dtype, data.nbytes, typ)
-        datas.append(data)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    for d in datas:
-        w.write_tensor_data(d)
-    w.close()
+        datas.append((t.name, data, typ))
+    write_like(r, Path(out), datas)
     print(name, out, Path(out).stat().st_size / 1e6, "MB", round(time.time() - started, 1), "s")
 
 

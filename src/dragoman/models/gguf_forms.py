@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -47,15 +47,6 @@ def requantize(shipped: Path, out: Path, form: GgufForm) -> None:
     types = gguf.GGMLQuantizationType
     target = types.Q8_0
     reader = gguf.GGUFReader(shipped)
-    arch = reader.fields[gguf.Keys.General.ARCHITECTURE].contents()
-    writer = gguf.GGUFWriter(out, arch)
-    for field in reader.fields.values():
-        # the architecture and the file's own counts are written by the writer
-        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
-            continue
-        value_type = field.types[0]
-        sub = field.types[-1] if value_type == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(field.name, field.contents(), value_type, sub_type=sub)
     tensors = []
     for t in reader.tensors:
         data, kind = t.data, t.tensor_type
@@ -67,12 +58,30 @@ def requantize(shipped: Path, out: Path, form: GgufForm) -> None:
         )
         if recode:
             data, kind = quantize(dequantize(t.data, kind), target), target
-        writer.add_tensor_info(t.name, data.shape, data.dtype, data.nbytes, kind)
-        tensors.append(data)
+        tensors.append((t.name, data, kind))
+    write_like(reader, out, tensors)
+    log.info("%s written from %s (%d bytes)", out.name, shipped.name, out.stat().st_size)
+
+
+def write_like(reader: Any, out: Path, tensors: list[tuple[str, Any, Any]]) -> None:
+    """Write to `out` a GGUF with the metadata (architecture, hyperparameters, tokenizer) of the
+    file `reader` reads and `tensors`: (name, data as gguf-py holds it, its GGML type)."""
+    import gguf
+
+    arch = reader.fields[gguf.Keys.General.ARCHITECTURE].contents()
+    writer = gguf.GGUFWriter(out, arch)
+    for field in reader.fields.values():
+        # the architecture and the file's own counts are written by the writer
+        if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
+            continue
+        value_type = field.types[0]
+        sub = field.types[-1] if value_type == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), value_type, sub_type=sub)
+    for name, data, kind in tensors:
+        writer.add_tensor_info(name, data.shape, data.dtype, data.nbytes, kind)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
-    for data in tensors:
+    for _, data, _ in tensors:
         writer.write_tensor_data(data)
     writer.close()
-    log.info("%s written from %s (%d bytes)", out.name, shipped.name, out.stat().st_size)
