@@ -9,10 +9,11 @@ by the bytes it reads, decodes 0.92-0.99x as fast from a file 1.27x the size
 
 ``q8_0``: every 2-D weight of the layers as Q8_0, dequantized from the shipped blocks (the exact
 values they encode) and quantized again by gguf-py (llama.cpp's own Python package, its
-reference rounding): 8 bits a value hold the shipped 4-6-bit values almost exactly (KL
-divergence 0.0003 from the shipped model over 5,115 reference-translation tokens; the 4-bit
-forms measured, 0.07-0.17, were not taken). The token embedding (looked up, never multiplied)
-keeps its shipped type; norms and biases stay float32. Made once, beside the shipped file.
+reference rounding): 8 bits a value hold the shipped 4-6-bit values almost exactly (every
+layer so re-encoded: KL divergence 0.0003 from the shipped model over 5,115 tokens of reference
+translations; the 4-bit forms measured, 0.055-0.17, were not taken). The token embedding
+(looked up, never multiplied) and the shipped Q8_0 tensors stay as they are; norms and biases
+stay float32. Made once, beside the shipped file.
 """
 
 from __future__ import annotations
