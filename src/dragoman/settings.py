@@ -138,7 +138,8 @@ class EngineSettings(ModelSettings):
     """The GGUF llama.cpp runs (`--architecture llama-cpp`): `shipped` (the catalogue's file as
     it is), `q8_0` (its layers re-encoded as Q8_0, the same values, which llama.cpp's x86
     kernels run faster for prompts and many streams; made once beside it) or `host`: the
-    engine plan's choice (`dragoman info` says which)."""
+    engine plan's choice (`dragoman info` says which): q8_0 for the default model, where it
+    was measured; shipped for the others."""
 
     @field_validator("cpu_threads")
     @classmethod
@@ -289,11 +290,11 @@ class ServeSettings(EngineSettings):
     """Request path. `host` picks the engine for this machine (logged with its reason; see
     `dragoman info`): `continuous` on a GPU or a CPU with native bf16, `llama-cpp` on CPUs
     without it. `continuous` is dragoman on vLLM. `llama-cpp` is dragoman on a managed llama.cpp
-    server running the catalogue model's GGUF as shipped (lowest single-stream latency on a
-    CPU; the xllamacpp wheel, or a scripts/build-llama-cpp build). `multiprocess` and `static-batch`
-    are the seed's old architectures, kept only as benchmark baselines; `echo` returns the text
-    unchanged (HTTP and proxy overhead measurements, routing tests). Deploy `continuous` or
-    `llama-cpp`."""
+    server running the catalogue model's GGUF (`gguf_weights`; lowest single-stream latency on
+    a CPU; the xllamacpp wheel, or a scripts/build-llama-cpp build). `multiprocess` and
+    `static-batch` are the seed's old architectures, kept only as benchmark baselines; `echo`
+    returns the text unchanged (HTTP and proxy overhead measurements, routing tests). Deploy
+    `continuous` or `llama-cpp`."""
 
     echo_delay: float = Field(default=0.0, ge=0)
     """Seconds the echo architecture waits before answering."""

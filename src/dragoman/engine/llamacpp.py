@@ -1,9 +1,11 @@
 """`--architecture llama-cpp`: dragoman's translator on a managed llama.cpp `llama-server` that
-runs the catalogue model's GGUF as shipped (Q4_K_M), owned by `open_llamacpp`.
+runs the catalogue model's GGUF (the default model's values re-encoded as Q8_0:
+`models/gguf_forms.py`), owned by `open_llamacpp`.
 
-On a CPU one sequence decodes at the speed the weights stream from memory; the 4-bit GGUF moves
-a quarter of bf16's bytes per token, so llama.cpp wins single-stream latency while vLLM's
-batched kernels win throughput at many streams (benchmarks/README.md). The prompt, output
+On a CPU one sequence decodes at the speed the weights stream from memory; the shipped 4-6-bit
+GGUF moves a quarter of bf16's bytes per token (its Q8_0 form half), so llama.cpp wins
+single-stream latency while vLLM's batched kernels win throughput at many streams
+(benchmarks/README.md). The prompt, output
 budget, repetition penalty and guard are dragoman's own, so both engines do the same work.
 """
 
@@ -98,10 +100,14 @@ def thread_count(cpus: str, host: Host) -> int:
     return max(1, count)
 
 
-def choose_gguf(setting: str) -> Choice:
+def choose_gguf(setting: str, model: str) -> Choice:
     """The GGUF form llama.cpp runs (`models/gguf_forms.py`)."""
+    from dragoman.models.catalogue import DEFAULT_MODEL
+
     if setting != "host":
         return Choice(setting, "set explicitly")
+    if model != DEFAULT_MODEL:
+        return Choice("shipped", "the Q8_0 form is measured on the default model only")
     return Choice(
         "q8_0",
         "the shipped values as Q8_0: llama.cpp's x86 kernels read prompts ~1.2x and decode 16 "
@@ -112,7 +118,8 @@ def choose_gguf(setting: str) -> Choice:
 
 def gguf_form(settings: EngineSettings) -> GgufForm:
     """The GGUF form `settings` resolve to."""
-    return "q8_0" if choose_gguf(settings.gguf_weights).value == "q8_0" else "shipped"
+    chosen = choose_gguf(settings.gguf_weights, settings.model).value
+    return "q8_0" if chosen == "q8_0" else "shipped"
 
 
 def plan_llamacpp(settings: EngineSettings, host: Host, tokenizer_dir: str) -> EnginePlan:
@@ -132,7 +139,7 @@ def plan_llamacpp(settings: EngineSettings, host: Host, tokenizer_dir: str) -> E
         ),
         tcmalloc=Choice("", "llama.cpp: not used"),
         enforce_eager=Choice("n/a", "llama.cpp: no graph capture"),
-        weights=choose_gguf(settings.gguf_weights),
+        weights=choose_gguf(settings.gguf_weights, settings.model),
         engine=Choice("llama.cpp", "--architecture llama-cpp: a managed llama-server"),
     )
 

@@ -166,7 +166,7 @@ def choose_engine(
     setting: str, host: Host, gpu: bool, *, gguf: bool, one_model: bool, llamacpp: bool
 ) -> Choice:
     """Which engine serves (`--architecture host`): vLLM's continuous batching, or llama.cpp
-    running the catalogue model's 4-bit GGUF as shipped (`llama-cpp`). Each wins where the
+    running the catalogue model's GGUF (`llama-cpp`). Each wins where the
     benchmarks say: vLLM where the CPU has native bf16 (or on a GPU), llama.cpp on CPUs without
     it, where vLLM has only float32 (benchmarks/README.md, "Which engine on which host")."""
     if setting != "host":
@@ -191,8 +191,8 @@ def choose_engine(
         )
     return Choice(
         "llama-cpp",
-        "CPU without native bf16: llama.cpp on the 4-bit GGUF outran vLLM's float32 at 1 and "
-        "16 clients (imitated AVX2 host, benchmarks/results/engine-choice-*)",
+        "CPU without native bf16: llama.cpp on the catalogue GGUF outran vLLM's float32 at 1 "
+        "and 16 clients (imitated AVX2 host, benchmarks/results/engine-choice-*)",
     )
 
 

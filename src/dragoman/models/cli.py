@@ -27,6 +27,7 @@ def run_prepare(settings: ModelSettings) -> None:
     target = model_dir(settings.data_dir, settings.model, weights)
     if is_prepared(target):
         console.print(f"[green]ready[/] {settings.model} ({weights} weights) at {target}")
+        _llamacpp_gguf(settings, console)
         return
     started = time.monotonic()
     with Progress(
@@ -50,6 +51,24 @@ def run_prepare(settings: ModelSettings) -> None:
         f"[green]ready[/] {settings.model} ({weights} weights) at {path} "
         f"({time.monotonic() - started:.0f} s)"
     )
+    _llamacpp_gguf(settings, console)
+
+
+def _llamacpp_gguf(settings: ModelSettings, console: Console) -> None:
+    """On a host that serves with llama.cpp (`dragoman serve`'s settings from the environment
+    or config file decide), the GGUF it runs, made now rather than at the server's first start
+    (a Kubernetes init container runs `model prepare`)."""
+    from dragoman.engine.choice import resolve_architecture
+    from dragoman.engine.llamacpp import gguf_form
+    from dragoman.models.prepare import gguf_path
+    from dragoman.settings import ServeSettings
+
+    serve = ServeSettings(model=settings.model, data_dir=settings.data_dir)
+    if resolve_architecture(serve)[1].value != "llama-cpp":
+        return
+    form = gguf_form(serve)
+    path = gguf_path(settings.model, settings.data_dir, form=form)
+    console.print(f"[green]ready[/] {settings.model} for llama.cpp ({form} GGUF) at {path}")
 
 
 def run_list(settings: ModelSettings) -> None:

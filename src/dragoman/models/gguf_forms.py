@@ -12,8 +12,9 @@ values they encode) and quantized again by gguf-py (llama.cpp's own Python packa
 reference rounding): 8 bits a value hold the shipped 4-6-bit values almost exactly (every
 layer so re-encoded: KL divergence 0.0003 from the shipped model over 5,115 tokens of reference
 translations; the 4-bit forms measured, 0.055-0.17, were not taken). The token embedding
-(looked up, never multiplied) and the shipped Q8_0 tensors stay as they are; norms and biases
-stay float32. Made once, beside the shipped file.
+(looked up; also the output head of a model that ties the two, which then stays as shipped) and
+the shipped Q8_0 tensors stay as they are; norms and biases stay float32. Made once, beside the
+shipped file. The host's plan picks it for the default model only, where it was measured.
 """
 
 from __future__ import annotations

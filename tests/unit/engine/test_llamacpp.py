@@ -442,3 +442,9 @@ def test_llama_cpp_runs_the_q8_0_form_unless_told_to_run_the_shipped_file(
     assert llamacpp.plan_llamacpp(shipped, detect(), str(tmp_path)).weights.value == "shipped"
     gguf, _ = llamacpp.info_plan(shipped)
     assert gguf.startswith(str(tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"))
+    # measured on the default model only: another catalogue model runs its file as shipped
+    other = EngineSettings(data_dir=tmp_path, model="qwen2.5-coder-1.5b-instruct")
+    assert llamacpp.gguf_form(other) == "shipped"
+    assert "default model only" in llamacpp.choose_gguf("host", other.model).reason
+    explicit = EngineSettings(data_dir=tmp_path, model=other.model, gguf_weights="q8_0")
+    assert llamacpp.gguf_form(explicit) == "q8_0"

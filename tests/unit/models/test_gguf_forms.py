@@ -139,3 +139,25 @@ def test_gguf_path_leaves_no_partial_form_when_making_it_fails(
     with pytest.raises(OSError, match="disk full"):
         prep.gguf_path("tiny", data, form="q8_0")
     assert [p.name for p in (data / "models").iterdir()] == ["tiny.gguf"]
+
+
+def test_model_prepare_makes_the_llama_cpp_gguf_only_where_llama_cpp_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.engine import choice
+    from dragoman.engine.plan import Choice
+    from dragoman.models import cli
+    from dragoman.settings import ModelSettings
+
+    made: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        prep, "gguf_path", lambda name, data, form="shipped": made.append((name, form)) or data
+    )
+    settings = ModelSettings(data_dir=tmp_path)
+    for engine, expected in (("continuous", []), ("llama-cpp", [(settings.model, "q8_0")])):
+        made.clear()
+        monkeypatch.setattr(
+            choice, "resolve_architecture", lambda s, e=engine: (s, Choice(e, "test"))
+        )
+        cli._llamacpp_gguf(settings, cli.Console(stderr=True))
+        assert made == expected, engine
