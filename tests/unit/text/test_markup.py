@@ -668,11 +668,16 @@ def test_plaintext_keeps_the_rest_of_the_document_as_sent() -> None:
         ),
         (
             "<!-- c --><!DOCTYPE html><html><body><p>Hi</p></body></html>",
-            "<!DOCTYPE html>\n<!-- c --><html><body><p>HI</p></body></html>",
+            "<!-- c --><!DOCTYPE html>\n<html><body><p>HI</p></body></html>",
         ),
         (
             "<!-- c -->\n<html lang=en><body><p>Hi</p></body></html><!-- end -->",
-            '<!-- c --><html lang="en"><body><p>HI</p></body></html><!-- end -->',
+            '<!-- c -->\n<html lang="en"><body><p>HI</p></body></html><!-- end -->',
+        ),
+        (
+            "\ufeff <!-- a <p>not</p> -->\n<!--b--><!doctype html><p>Hi</p>",
+            "\ufeff <!-- a <p>not</p> -->\n<!--b--><!DOCTYPE html>\n"
+            "<html><body><p>HI</p></body></html>",
         ),
     ],
 )
@@ -680,6 +685,7 @@ def test_a_document_after_a_byte_order_mark_or_comments_stays_a_document(
     document: str, expected: str
 ) -> None:
     """It was taken for a fragment: the DOCTYPE, <html>, <head> and <body> and their
-    attributes were lost."""
+    attributes were lost. What comes before the DOCTYPE stays before it, as sent (lxml wrote
+    the comments after the DOCTYPE and dropped the spaces between)."""
     markup = parse_html(document)
     assert markup.rebuild([u.upper() for u in markup.units])[0] == expected

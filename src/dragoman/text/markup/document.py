@@ -122,13 +122,16 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
     source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
-    bom = "\ufeff" if source.startswith("\ufeff") else ""  # the parser drops it: written back
     head = _DOCUMENT.match(source)
+    # What comes before a document's DOCTYPE or <html> (a byte order mark, spaces, comments) is
+    # never translated and is written back as sent: lxml would drop the mark and write the
+    # comments after the DOCTYPE.
+    before = source[: head.start(1) - 1] if head else ""
     # lxml.etree's own elements: lxml.html's element classes cost a third more here
     parser = etree.HTMLParser(no_network=True)
     try:
         if head:
-            parsed = etree.fromstring(source[len(bom) :], parser)
+            parsed = etree.fromstring(source[len(before) :], parser)
             root = None if parsed is None else parsed.getroottree()
             # without a DOCTYPE, lxml would write its HTML 4.0 one: written without one
             kind = "html-document" if head.group(1).lower() == "!doctype" else "html-element"
@@ -147,7 +150,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     ignore = {t.lower() for t in ignore_tags}
     raw = _set_aside(root, source)
     extractor = Extractor(xml=False, ignore=ignore, index={})
-    return _extract(text, root, kind, extractor, bom if head else "", raw)
+    return _extract(text, root, kind, extractor, before, raw)
 
 
 def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
