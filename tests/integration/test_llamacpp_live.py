@@ -17,7 +17,7 @@ from dragoman.bench.servers import Launched, launch_dragoman
 from dragoman.engine import llamacpp
 from dragoman.engine.llamacpp import open_llamacpp, server_launcher
 from dragoman.errors import DragomanError
-from dragoman.models.catalogue import DEFAULT_MODEL
+from dragoman.models.catalogue import CATALOGUE, DEFAULT_MODEL
 from dragoman.settings import EngineSettings
 
 pytestmark = pytest.mark.llamacpp
@@ -78,7 +78,8 @@ def test_native_translate_runs_on_llama_cpp(server: Launched) -> None:
     assert engine["settings"]["engine"]["value"] == "llama.cpp"
     # the host's GGUF form: the shipped file's layers as Q8_0, made at the first start
     assert engine["settings"]["weights"]["value"] == "q8_0"
-    assert engine["model"].endswith(".q8_0-v1.gguf"), engine["model"]
+    sha = CATALOGUE[DEFAULT_MODEL].sha256
+    assert engine["model"].endswith(f".q8_0-v1-{sha[:12]}.gguf"), engine["model"]
     assert len(_llama_children(server.pid)) == 1
 
 

@@ -153,7 +153,8 @@ def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
     entry = CATALOGUE.get(settings.model)
     gguf = "(no GGUF)"
     if entry:
-        gguf = str(settings.data_dir / "models" / form_name(entry.gguf_name, gguf_form(settings)))
+        name = form_name(entry.gguf_name, gguf_form(settings), entry.sha256)
+        gguf = str(settings.data_dir / "models" / name)
     try:
         server_launcher(settings)
     except DragomanError as exc:

@@ -28,14 +28,21 @@ log = logging.getLogger(__name__)
 GgufForm = Literal["shipped", "q8_0"]
 _KEPT = ("token_embd.weight",)
 _BLOCK = 32  # values per Q8_0 block
-_VERSION = 1  # in the file's name: a changed recipe makes a new file, never reuses an old one
+_VERSION = 1  # in the file's name (form_name)
 
 
-def form_name(gguf_name: str, form: GgufForm) -> str:
-    """The file name of `form` of the shipped GGUF `gguf_name`."""
+def form_name(gguf_name: str, form: GgufForm, sha256: str) -> str:
+    """The file name of `form` of the shipped GGUF `gguf_name` whose checksum is `sha256`: the
+    recipe's version and the shipped file's checksum in it, so a changed recipe or a catalogue
+    update that keeps the file's name makes a new form, never reuses an old one."""
     if form == "shipped":
         return gguf_name
-    return f"{gguf_name.removesuffix('.gguf')}.{form}-v{_VERSION}.gguf"
+    return f"{form_stem(gguf_name, form)}{_VERSION}-{sha256[:12]}.gguf"
+
+
+def form_stem(gguf_name: str, form: GgufForm) -> str:
+    """What every version of `form_name`'s file name starts with."""
+    return f"{gguf_name.removesuffix('.gguf')}.{form}-v"
 
 
 def requantize(shipped: Path, out: Path, form: GgufForm) -> None:

@@ -7,6 +7,7 @@ renamed into it only when complete, so an interrupted run leaves nothing half-ma
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import logging
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from dragoman.errors import ModelError
 from dragoman.models.catalogue import CATALOGUE, CatalogueModel
-from dragoman.models.gguf_forms import GgufForm, form_name, requantize
+from dragoman.models.gguf_forms import GgufForm, form_name, form_stem, requantize
 
 log = logging.getLogger(__name__)
 
@@ -185,27 +186,56 @@ def gguf_path(
         if cached is not None:
             return cached
         shipped = data_dir / "models" / entry.gguf_name
-        return _made(shipped, lambda tmp: assemble(entry, tmp, progress))
-    final = data_dir / "models" / form_name(entry.gguf_name, form)
+        return _made(
+            shipped,
+            lambda tmp: assemble(entry, tmp, progress),
+            ready=lambda: _cached_gguf(entry, data_dir) is not None,
+        )
+    final = data_dir / "models" / form_name(entry.gguf_name, form, entry.sha256)
     if final.is_file():
         return final
     shipped = gguf_path(name, data_dir, progress)
     progress(f"re-encode as {form}", 0, 1)
-    made = _made(final, lambda tmp: requantize(shipped, tmp, form))
+    # other versions of the form (an older recipe, an older shipped file) are of no more use
+    made = _made(
+        final,
+        lambda tmp: requantize(shipped, tmp, form),
+        stale=f"{form_stem(entry.gguf_name, form)}*.gguf",
+    )
     progress(f"re-encode as {form}", 1, 1)
     return made
 
 
-def _made(final: Path, make: Callable[[Path], object]) -> Path:
-    """`final`, written by `make` to a temporary file beside it and renamed into place."""
+def _made(
+    final: Path,
+    make: Callable[[Path], object],
+    stale: str = "",
+    ready: Callable[[], bool] | None = None,
+) -> Path:
+    """`final`, written by `make` to a temporary file beside it and renamed into place. One
+    process makes it at a time (a lock file beside it: two pods sharing a volume, two starts
+    at once); the one that waited finds it made (`ready`, by default: the file is there).
+    Under the lock, the temporary files of a maker that was killed are removed, and the files
+    matching the pattern `stale`."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
-    os.close(fd)
-    try:
-        make(Path(tmp))
-        Path(tmp).rename(final)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with open(final.parent / f".{final.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready() if ready else final.is_file():
+            return final
+        for old in final.parent.glob(f".{final.name}-*"):
+            old.unlink(missing_ok=True)
+        if stale:
+            for old in final.parent.glob(stale):
+                if old != final:
+                    log.info("removing %s, an older form of the model", old)
+                    old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
+        os.close(fd)
+        try:
+            make(Path(tmp))
+            Path(tmp).rename(final)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
     return final
 
 

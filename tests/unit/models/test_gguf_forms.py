@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 from pathlib import Path
 
 import gguf
@@ -108,12 +109,21 @@ def test_gguf_path_makes_a_form_once_beside_the_shipped_file(
     )
     monkeypatch.setitem(prep.CATALOGUE, "tiny", entry)
     data = tmp_path / "data"
+    sha = entry.sha256[:12]
+    # what an older recipe, an older shipped file and a killed maker left
+    (data / "models").mkdir(parents=True)
+    killed = f".tiny.q8_0-v1-{sha}.gguf-k"
+    left_over = ("tiny.q8_0-v0-0123456789ab.gguf", "tiny.q8_0-v1.gguf", killed)
+    for left in left_over:
+        (data / "models" / left).write_bytes(b"old")
     made = prep.gguf_path("tiny", data, form="q8_0")
-    assert made == data / "models" / form_name("tiny.gguf", "q8_0")
-    assert made.name == "tiny.q8_0-v1.gguf"
+    assert made == data / "models" / form_name("tiny.gguf", "q8_0", entry.sha256)
+    assert made.name == f"tiny.q8_0-v1-{sha}.gguf"
     assert [t.tensor_type for t in gguf.GGUFReader(made).tensors] == [Q.Q8_0]
-    # the shipped file is kept beside it; neither is made again
-    assert sorted(p.name for p in made.parent.iterdir()) == ["tiny.gguf", "tiny.q8_0-v1.gguf"]
+    # the shipped file is kept beside it (and the lock files); neither is made again
+    assert sorted(p.name for p in made.parent.iterdir()) == sorted(
+        ["tiny.gguf", made.name, ".tiny.gguf.lock", f".{made.name}.lock"]
+    )
     calls: list[object] = []
     monkeypatch.setattr(prep, "requantize", lambda *a: calls.append(a))
     monkeypatch.setattr(prep, "assemble", lambda *a: calls.append(a))
@@ -138,7 +148,40 @@ def test_gguf_path_leaves_no_partial_form_when_making_it_fails(
     monkeypatch.setitem(prep.CATALOGUE, "tiny", prep.CATALOGUE[next(iter(prep.CATALOGUE))])
     with pytest.raises(OSError, match="disk full"):
         prep.gguf_path("tiny", data, form="q8_0")
-    assert [p.name for p in (data / "models").iterdir()] == ["tiny.gguf"]
+    assert [p.name for p in (data / "models").iterdir() if p.suffix != ".lock"] == ["tiny.gguf"]
+
+
+def test_one_process_makes_a_form_and_the_one_that_waited_finds_it_made(
+    tmp_path: Path,
+) -> None:
+    """Two starts at once (two pods on one volume): the second waits on the lock and uses the
+    first's file instead of making it again."""
+    final = tmp_path / "models" / "m.q8_0-v1-abc.gguf"
+    entered, release = threading.Event(), threading.Event()
+    made: list[str] = []
+
+    def slow(tmp: Path) -> None:
+        made.append("first")
+        entered.set()
+        assert release.wait(30)
+        tmp.write_bytes(b"form")
+
+    first = threading.Thread(target=prep._made, args=(final, slow))
+    first.start()
+    assert entered.wait(30)
+    second: list[Path] = []
+    waiter = threading.Thread(
+        target=lambda: second.append(prep._made(final, lambda tmp: made.append("second")))
+    )
+    waiter.start()
+    try:
+        waiter.join(0.2)
+        assert waiter.is_alive()  # held by the lock, not making its own
+    finally:
+        release.set()
+    first.join(30)
+    waiter.join(30)
+    assert second == [final] and made == ["first"] and final.read_bytes() == b"form"
 
 
 def test_model_prepare_makes_the_llama_cpp_gguf_only_where_llama_cpp_serves(

@@ -221,7 +221,8 @@ def test_gguf_path_assembles_once_beside_the_models(
     monkeypatch.setattr(prep, "assemble", lambda *a: calls.append(a))
     assert prep.gguf_path("tiny", data) == first
     assert calls == []  # cached: not assembled again
-    assert [p.name for p in first.parent.iterdir()] == ["tiny.gguf"]  # no temporary left
+    # no temporary left (the lock file stays)
+    assert sorted(p.name for p in first.parent.iterdir()) == [".tiny.gguf.lock", "tiny.gguf"]
 
 
 def test_gguf_path_leaves_no_partial_file_when_assembly_fails(
@@ -232,7 +233,7 @@ def test_gguf_path_leaves_no_partial_file_when_assembly_fails(
     )
     with pytest.raises(ModelError, match="does not match"):
         prep.gguf_path("tiny", tmp_path)
-    assert list((tmp_path / "models").iterdir()) == []
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [".tiny.gguf.lock"]
 
 
 def test_gguf_path_refuses_a_model_outside_the_catalogue(tmp_path: Path) -> None:
