@@ -47,6 +47,9 @@ class Block:
     masks: list[Masked] = field(default_factory=list)
 
     def assemble(self, outs: list[str]) -> tuple[str, list[str]]:
+        if len(outs) == 1 and len(self.pieces) == 1 and not self.masks[0].originals:
+            piece = self.pieces[0]  # the commonest (a block of markup, a short text)
+            return piece.lead + outs[0] + piece.trail, []
         repairs: list[str] = []
         texts = []
         for m, out in zip(self.masks, outs, strict=True):

@@ -186,6 +186,24 @@ def test_translate_no_notranslate_and_ignore_tags_are_skipped() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("kept", "translated"),
+    [
+        ('TRANSLATE="NO"', 'TRANSLATE="YES"'),
+        ('translate=" no "', 'translate="nope"'),
+        ('class="x notr&#97;nslate"', 'class="x notr&#97;nslated"'),
+        ('class="&#x6E;otranslate"', 'class="&#x6E;o translate"'),
+    ],
+)
+def test_translate_no_and_notranslate_are_found_however_written(kept: str, translated: str) -> None:
+    """The tree is searched for them only when the text may hold them (a search of the text
+    for `translate` or a numeric reference)."""
+    assert parse_html(f"<p>Use <span {kept}>Acme</span> today.</p>").units == ["Use <x1/> today."]
+    assert parse_html(f"<p>Use <span {translated}>Acme</span> today.</p>").units == [
+        "Use <g1>Acme</g1> today."
+    ]
+
+
 def test_translatable_attributes_are_units_and_others_are_not() -> None:
     text = (
         '<p title="A tip">Text <img src="a.png" alt="A cat"></p>'

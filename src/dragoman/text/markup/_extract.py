@@ -61,6 +61,7 @@ class Run(NamedTuple):
     markers: dict[str, int]
     prefix: str
     suffix: str
+    """The whitespace before and after the unit, kept as it was (but for form feeds)."""
     shape: tuple[Token, ...]
     """The unit's markers in source order: a reply holding the same, in the same order, puts
     its text straight back where the source's was (`document._fill`)."""
@@ -93,6 +94,9 @@ class Extractor:
     """HTML: the elements with a splitting element inside."""
     _flow: dict[Any, str] = field(default_factory=dict)
     """`_in_flow`'s answers, asked of a run's nodes several times."""
+    marked: bool = True
+    """HTML: whether the source may hold `translate` or `notranslate` (prepare looks for them
+    only then: a search of the text is quicker than one of the tree)."""
     literal: str | None = None
     """What stands for the `<` of text that reads as a marker, chosen at the first such text
     (markers.literal_lt): a character no text or attribute of the document holds."""
@@ -115,13 +119,13 @@ class Extractor:
                 )
             self._skip = self._kept
             return
-        marked = top.xpath("descendant-or-self::*[@translate or @class]")
-        self._kept.update(
-            node
-            for node in marked
-            if (node.get("translate") or "").strip().lower() == "no"
-            or "notranslate" in (node.get("class") or "").split()
-        )
+        if self.marked:
+            self._kept.update(
+                node
+                for node in top.xpath("descendant-or-self::*[@translate or @class]")
+                if (node.get("translate") or "").strip().lower() == "no"
+                or "notranslate" in (node.get("class") or "").split()
+            )
         if self.ignore:
             self._kept.update(top.iter(*self.ignore))
         self._skip = self._kept.union(top.iter(*SKIP_TAGS))
@@ -321,8 +325,10 @@ def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, 
             out.append(f"<{value}>" if kind == "o" else f"</{value}>")
     if not letters:
         return "", "", ""
-    # tokens start with the run's leading text and end with its last tail
-    return "".join(out).rstrip(" "), _leading(tokens[0][1]), _trailing(tokens[-1][1])
+    # tokens start with the run's leading text and end with its last tail; the parser keeps a
+    # form feed there that lxml refuses to be given back
+    lead, trail = _leading(tokens[0][1]), _trailing(tokens[-1][1])
+    return "".join(out).rstrip(" "), lead.replace("\f", ""), trail.replace("\f", "")
 
 
 def _leading(text: str) -> str:

@@ -45,6 +45,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Elements libxml2 parses as raw text but serializes escaped.
 _RAW_TEXT = ("iframe", "noembed", "noframes", "plaintext", "xmp")
+# `translate="no"` or class `notranslate`: an attribute's name is written as it is, and a value's
+# letters could only be written otherwise as numeric references (no named one is a letter).
+_MAY_MARK = re.compile("translate|&#", re.IGNORECASE)
 _MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|plaintext|xmp)", re.IGNORECASE)
 # A whole document: a DOCTYPE or <html> first, after a byte order mark, spaces or comments.
 # Atomic and possessive: a comment ends at its first `-->`, and nothing is tried again (a text
@@ -149,7 +152,9 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
     raw = _set_aside(root, source)
-    extractor = Extractor(xml=False, ignore=ignore, index={})
+    extractor = Extractor(
+        xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
+    )
     return _extract(text, root, kind, extractor, before, raw)
 
 
@@ -229,9 +234,8 @@ def _fill(nodes: list[Any], run: Run, texts: list[str], literal: str | None) -> 
     each text where the source's stood, the elements untouched."""
     if literal:
         texts = [unescape_text(t, literal) for t in texts]
-    # the parser keeps a form feed that lxml refuses to be given back
-    texts[0] = _NOT_XML.sub("", run.prefix) + texts[0]
-    texts[-1] += _NOT_XML.sub("", run.suffix)
+    texts[0] = run.prefix + texts[0]
+    texts[-1] += run.suffix
     if run.after is None:
         nodes[run.container].text = texts[0]
     else:
@@ -254,8 +258,7 @@ def _replace(nodes: list[Any], run: Run, content: Content, literal: str | None) 
     for index in run.children:
         container.remove(nodes[index])
     text, children = _build(nodes, run, content, literal)
-    # the parser keeps a form feed that lxml refuses to be given back
-    prefix, suffix = _NOT_XML.sub("", run.prefix), _NOT_XML.sub("", run.suffix)
+    prefix, suffix = run.prefix, run.suffix
     if children:
         children[-1].tail = (children[-1].tail or "") + suffix
     else:
