@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.middleware.cors import CORSMiddleware
 
 from dragoman import __version__
 from dragoman.api import system
+from dragoman.api.cors import Cors
 from dragoman.api.deepl import glossaries as deepl_glossaries
 from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
@@ -103,13 +103,7 @@ def build_app(
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     if settings.cors_origins:  # outermost: refusals carry the headers too
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=[o.strip() for o in settings.cors_origins.split(",") if o.strip()],
-            allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "X-Request-Timeout"],
-            expose_headers=["Retry-After", "X-Request-Id"],
-        )
+        app.add_middleware(Cors, origins=settings.cors_origins)
     register_error_handlers(app)
     app.include_router(translate.router)
     app.include_router(openai.router)
