@@ -331,8 +331,8 @@ class ServeSettings(EngineSettings):
 
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body (413 `body_too_large`), checked on Content-Length and as the body
-    arrives, before parsing. A full list at the default limits (64 x 20,000 characters) is
-    1.3 MB of ASCII, up to 3.9 MB of CJK in UTF-8."""
+    arrives, before parsing. A text at `max_text_chars` is at most 400 KB of UTF-8; this bounds
+    a whole list."""
 
     max_header_bytes: int = Field(default=16 * 1024, ge=1024)
     """Largest request head: 431 `headers_too_large` past it. The h11 parser (--http h11)
@@ -483,7 +483,9 @@ class BenchSettings(EngineSettings):
     ]
     """Architectures to start and compare, one after another, same model and settings:
     continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines),
-    continuous-fp32 (float32 whatever the host), continuous-w8a8 (int8 weights), llama-cpp
+    continuous-fp32 / -bf16 (that dtype whatever the host), continuous-w8a8 / -w4a16 (the
+    quantized forms), continuous-noguard (the repetition guard off), continuous-legacy (the
+    engine defaults before they followed the host), llama-cpp
     (dragoman on a managed llama-server, the host's GGUF form), llama-cpp-shipped (the same
     on the GGUF as shipped), vllm-serve (vLLM's own OpenAI-compatible server, the
     peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
