@@ -2,7 +2,7 @@
 is sent with the pairs whose source term it holds, and the prompt asks the model to use them;
 afterwards each text reports the terms whose target the translation lacks (the 0.5B model does
 not always comply: the report says so rather than hiding it). Stored glossaries live in memory,
-per server."""
+per server, each its creator's: with API keys on, a key sees, uses and deletes only its own."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from dragoman.errors import DragomanError, InvalidRequest
 
 MAX_ENTRIES = 5000
 MAX_TERM_CHARS = 200
+MAX_GLOSSARIES = 100
+"""Stored at once by one key (by everyone when keys are off): memory is bounded."""
+MAX_NAME_CHARS = 256
 
 
 class GlossaryNotFound(DragomanError):
@@ -121,24 +124,40 @@ class Glossary:
     target_lang: str
     entries: Terms
     creation_time: str
+    owner: str | None = None
+    """The key that made it (its digest); None when keys are off."""
 
 
 @dataclass
 class GlossaryStore:
     glossaries: dict[str, Glossary] = field(default_factory=dict)
 
-    def create(self, name: str, source: str, target: str, entries: Terms) -> Glossary:
+    def create(
+        self, name: str, source: str, target: str, entries: Terms, owner: str | None = None
+    ) -> Glossary:
+        if not name.strip():
+            raise InvalidRequest("a glossary needs a name")
+        if len(name) > MAX_NAME_CHARS:
+            raise InvalidRequest(f"a glossary's name is at most {MAX_NAME_CHARS} characters")
+        if len(self.owned(owner)) >= MAX_GLOSSARIES:
+            raise InvalidRequest(
+                f"at most {MAX_GLOSSARIES} glossaries are stored for a key: delete one first"
+            )
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        g = Glossary(str(uuid.uuid4()), name, source, target, check_entries(entries), now)
+        g = Glossary(str(uuid.uuid4()), name, source, target, check_entries(entries), now, owner)
         self.glossaries[g.glossary_id] = g
         return g
 
-    def get(self, glossary_id: str) -> Glossary:
-        try:
-            return self.glossaries[glossary_id]
-        except KeyError:
-            raise GlossaryNotFound(f"glossary {glossary_id!r} not found") from None
+    def owned(self, owner: str | None) -> list[Glossary]:
+        return [g for g in self.glossaries.values() if g.owner == owner]
 
-    def delete(self, glossary_id: str) -> None:
-        self.get(glossary_id)
+    def get(self, glossary_id: str, owner: str | None = None) -> Glossary:
+        """The glossary, if `owner` made it: another key's is not found, as one never made."""
+        g = self.glossaries.get(glossary_id)
+        if g is None or g.owner != owner:
+            raise GlossaryNotFound(f"glossary {glossary_id!r} not found")
+        return g
+
+    def delete(self, glossary_id: str, owner: str | None = None) -> None:
+        self.get(glossary_id, owner)
         del self.glossaries[glossary_id]

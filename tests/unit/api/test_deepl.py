@@ -140,6 +140,49 @@ async def test_tag_handling_html_and_xml(client: httpx.AsyncClient) -> None:
     assert r.json()["message"].startswith("Tag handling parsing failed")
 
 
+async def test_a_keys_glossaries_are_its_own(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Any key could list, read, use and delete another key's glossaries."""
+    path = tmp_path / "keys"
+    one = {"authorization": f"DeepL-Auth-Key {add_key(path, 'one')}"}
+    two = {"authorization": f"DeepL-Auth-Key {add_key(path, 'two')}"}
+    create = {"name": "secret", "source_lang": "en", "target_lang": "de", "entries": "a\tb"}
+    async with serve(api_keys_file=path) as (_app, c):
+        r = await c.post("/v2/glossaries", json=create, headers=one)
+        assert r.status_code == 201, r.text
+        gid = r.json()["glossary_id"]
+        assert (await c.get("/v2/glossaries", headers=two)).json() == {"glossaries": []}
+        for ask in (
+            c.get(f"/v2/glossaries/{gid}", headers=two),
+            c.get(f"/v2/glossaries/{gid}/entries", headers=two),
+            c.delete(f"/v2/glossaries/{gid}", headers=two),
+        ):
+            r = await ask
+            assert r.status_code == 404 and "not found" in r.json()["message"]
+        body = {"text": ["a"], "source_lang": "EN", "target_lang": "DE", "glossary_id": gid}
+        assert (await c.post("/v2/translate", json=body, headers=two)).status_code == 404
+        assert (await c.post("/v2/translate", json=body, headers=one)).status_code == 200
+        listed = (await c.get("/v2/glossaries", headers=one)).json()["glossaries"]
+        assert [g["glossary_id"] for g in listed] == [gid]
+        assert (await c.delete(f"/v2/glossaries/{gid}", headers=one)).status_code == 204
+
+
+async def test_glossaries_are_bounded_in_number_and_name(client: httpx.AsyncClient) -> None:
+    from dragoman.service.glossary import MAX_GLOSSARIES, MAX_NAME_CHARS
+
+    create = {"name": "g", "source_lang": "en", "target_lang": "de", "entries": "a\tb"}
+    for name in ("", " ", "n" * (MAX_NAME_CHARS + 1)):
+        r = await client.post("/v2/glossaries", json={**create, "name": name}, headers=AUTH)
+        assert r.status_code == 400 and "name" in r.json()["message"], r.text
+    for _ in range(MAX_GLOSSARIES):
+        r = await client.post("/v2/glossaries", json=create, headers=AUTH)
+        assert r.status_code == 201
+    r = await client.post("/v2/glossaries", json=create, headers=AUTH)
+    assert r.status_code == 400 and "delete one first" in r.json()["message"]
+    gid = (await client.get("/v2/glossaries", headers=AUTH)).json()["glossaries"][0]["glossary_id"]
+    assert (await client.delete(f"/v2/glossaries/{gid}", headers=AUTH)).status_code == 204
+    assert (await client.post("/v2/glossaries", json=create, headers=AUTH)).status_code == 201
+
+
 async def test_glossaries(client: httpx.AsyncClient) -> None:
     create = {
         "name": "ui",

@@ -1,4 +1,5 @@
-"""DeepL's v2 glossary endpoints over the server's glossary store (in memory, per server):
+"""DeepL's v2 glossary endpoints over the server's glossary store (in memory, per server; a
+key's glossaries are its own):
 create (JSON or form; entries as TSV or CSV), list, get, entries (TSV), delete, and the
 supported language pairs. A translation names one with `glossary_id` (with `source_lang`, as
 DeepL requires)."""
@@ -84,29 +85,29 @@ async def create(
     if source == target:
         raise InvalidRequest("Unsupported glossary source and target language pair.")
     entries = parse_entries(req.entries, req.entries_format, source, target)
-    return info(store.create(req.name, source, target, entries))
+    return info(store.create(req.name, source, target, entries, caller.key))
 
 
 @router.get("/glossaries", response_model=GlossaryList)
 async def list_all(caller: CallerDep, store: StoreDep) -> GlossaryList:
-    return GlossaryList(glossaries=[info(g) for g in store.glossaries.values()])
+    return GlossaryList(glossaries=[info(g) for g in store.owned(caller.key)])
 
 
 @router.get("/glossaries/{glossary_id}", response_model=GlossaryInfo)
 async def get(glossary_id: str, caller: CallerDep, store: StoreDep) -> GlossaryInfo:
-    return info(store.get(glossary_id))
+    return info(store.get(glossary_id, caller.key))
 
 
 @router.get("/glossaries/{glossary_id}/entries")
 async def entries(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    g = store.get(glossary_id)
+    g = store.get(glossary_id, caller.key)
     tsv = "".join(f"{s}\t{t}\n" for s, t in g.entries)
     return Response(tsv, media_type="text/tab-separated-values")
 
 
 @router.delete("/glossaries/{glossary_id}", status_code=204)
 async def delete(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    store.delete(glossary_id)
+    store.delete(glossary_id, caller.key)
     return Response(status_code=204)
 
 

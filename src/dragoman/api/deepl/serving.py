@@ -49,7 +49,7 @@ async def translate(
             raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
         terms: list[tuple[str, str]] = []
         for glossary_id in ids:
-            g = glossaries.get(glossary_id)
+            g = glossaries.get(glossary_id, caller.key)
             if (g.source_lang, g.target_lang) != (source, target):
                 raise InvalidRequest(
                     f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
