@@ -103,7 +103,10 @@ def chat_body(
         body["stop"] = list(params.stop)
     # Unseeded is a fresh draw each time, as on vLLM (llama-server would take its own seed, 0,
     # for every request: the same answer to the same sampled question).
-    body["seed"] = params.seed if params.seed is not None else random.getrandbits(31)
+    # llama.cpp's seed is 32 bits, and 0xFFFFFFFF asks it for a random one: an int64 seed (the
+    # API's range, as vLLM's) maps onto the others, the same seed to the same one
+    seed = params.seed if params.seed is not None else random.getrandbits(31)
+    body["seed"] = seed % 0xFFFFFFFF
     return body
 
 

@@ -272,12 +272,26 @@ async def test_bad_requests_are_400_in_openai_shape(
         chat(max_tokens=0),
         chat(temperature=-1),
         chat(stream="sometimes"),
+        # a seed past int64 failed vLLM's engine step (torch's manual_seed overflows)
+        chat(seed=2**64),
+        chat(seed=-(2**63) - 1),
     ],
 )
 async def test_malformed_fields_are_400(client: httpx.AsyncClient, payload: Any) -> None:
     openai_error(
         await client.post(URL, json=payload), 400, "invalid_request", "invalid_request_error"
     )
+
+
+@pytest.mark.parametrize("field", ["repetition_penalty", "temperature", "top_p", "min_p"])
+@pytest.mark.parametrize("value", [b"Infinity", b"NaN", b"-Infinity"])
+async def test_infinity_and_nan_are_no_sampling_setting(
+    client: httpx.AsyncClient, field: str, value: bytes
+) -> None:
+    """Python's JSON reads them; llama-server would have been sent a literal that is no JSON."""
+    body = b'{"messages": [{"role": "user", "content": "hi"}], "%s": %s}' % (field.encode(), value)
+    r = await client.post(URL, content=body, headers={"content-type": "application/json"})
+    openai_error(r, 400, "invalid_request", "invalid_request_error")
 
 
 async def test_bad_json_is_400(client: httpx.AsyncClient) -> None:

@@ -49,6 +49,14 @@ def test_the_request_wins_and_its_budget_is_capped_to_the_room() -> None:
     assert chat_body([1], ChatParams(), {"max_tokens": 64}, 512, 0)["n_predict"] == 64
 
 
+def test_an_int64_seed_is_one_llama_cpp_takes_and_never_its_random_one() -> None:
+    """llama.cpp's seed is 32 bits, 0xFFFFFFFF meaning "draw one"."""
+    for seed, expected in ((7, 7), (2**63 - 1, (2**63 - 1) % 0xFFFFFFFF), (-1, 0xFFFFFFFE)):
+        body = chat_body([1], ChatParams(seed=seed), {}, 512, 0)
+        assert body["seed"] == expected and 0 <= body["seed"] < 0xFFFFFFFF
+    assert chat_body([1], ChatParams(seed=0xFFFFFFFF), {}, 512, 0)["seed"] == 0
+
+
 def test_generation_defaults_as_vllm_reads_them(tmp_path: Path) -> None:
     assert generation_defaults(tmp_path) == {}
     config = {"temperature": 0.6, "top_k": 20, "top_p": None, "max_new_tokens": 256, "x": 1}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from dragoman.engine.protocol import ChatFinish, ChatParams
@@ -53,6 +53,9 @@ class StreamOptions(BaseModel):
 
 
 class ChatCompletionRequest(BaseModel):
+    # JSON as Python reads it takes Infinity and NaN: no sampling setting is either
+    model_config = ConfigDict(allow_inf_nan=False)
+
     model: str | None = Field(
         default=None, description="A served model (GET /v1/models); absent: the first one."
     )
@@ -68,7 +71,7 @@ class ChatCompletionRequest(BaseModel):
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # as vLLM's: int64
     # vLLM's extras (its benchmark sends them)
     top_k: int | None = Field(default=None, ge=-1, description="0 or -1: off.")
     min_p: float | None = Field(default=None, ge=0, le=1)
