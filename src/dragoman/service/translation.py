@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from dragoman.detect import Detection, LanguageDetector
@@ -32,6 +32,7 @@ from dragoman.errors import (
     DragomanError,
     TextTooLong,
     TooManyItems,
+    UnsupportedLanguage,
 )
 from dragoman.languages import check_code, check_pair
 from dragoman.metrics import Metrics
@@ -180,6 +181,7 @@ class TranslationService:
         detections = None
         if source is None:
             detections = await self.detect(texts)
+            _check_detected(detections, translator.languages)
             sources = [d.language for d in detections]
         else:
             sources = [source if needs_translation(t) else None for t in texts]
@@ -406,3 +408,15 @@ def combine(text: str, parts: list[Translation]) -> Translation:
         max((p.queue_seconds for p in parts), default=0.0),
         max((p.inference_seconds for p in parts), default=0.0),
     )
+
+
+def _check_detected(detections: list[Detection], served: Collection[str]) -> None:
+    """A text with letters in none of the served languages' (the detector, built for those,
+    places it in none: Cyrillic where no served language is written in it) is refused, not
+    answered unchanged as if it were already in the target language."""
+    for i, d in enumerate(detections):
+        if d.has_letters and d.language is None:
+            raise UnsupportedLanguage(
+                f"text {i}: its language is none this server translates from "
+                f"({', '.join(sorted(served))}); give the source language to translate it as one"
+            )
