@@ -29,7 +29,12 @@ log = logging.getLogger(__name__)
 
 # Custom pydantic error types raised by our request models keep their own code.
 _OWN_VALIDATION_CODES = {"empty_text"}
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+_HTTP_CODES = {
+    400: "invalid_request",  # a body FastAPI could not parse (JSON not in UTF-8)
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+}
 _BAD_INPUT = {"invalid_request", "empty_text", "unsupported_language", "json_too_deep"}
 
 # (status, code, message) -> (status, body)

@@ -53,3 +53,14 @@ async def test_an_unhandled_error_names_its_request_in_the_log_and_the_answer(
     RequestIdFilter().filter(record)  # what the server's handlers apply: the id stays
     assert record.request_id == "req-42"  # type: ignore[attr-defined]
     assert "RuntimeError: a bug" in caplog.text
+
+
+@pytest.mark.parametrize("path", ["/v1/translate", "/v1/chat/completions"])
+async def test_a_json_body_not_in_utf8_is_invalid_request(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    """FastAPI's own refusal of a body it cannot decode was code `http_error`, in no table."""
+    body = b'{"text": "caf\xe9", "source_lang": "en", "target_lang": "fr", "messages": []}'
+    r = await client.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid_request", r.text
