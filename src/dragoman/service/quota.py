@@ -45,6 +45,10 @@ class KeyLimits:
     def _check_day(self, caller: Caller, chars: int) -> None:
         if caller.key is None or not self.cpd:
             return
+        if chars > self.cpd:  # never within a day: no waiting helps (as the minute's limit)
+            raise TextTooLong(
+                f"the request has {chars} characters; this key may send {self.cpd} a day"
+            )
         used = self.day_usage(caller)
         if used + chars > self.cpd:
             now = self._now()

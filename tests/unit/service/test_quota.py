@@ -80,6 +80,14 @@ def test_day_quota_holds_exactly_and_resets_at_utc_midnight() -> None:
     use(limits, ALICE, 100)
 
 
+def test_a_request_over_the_whole_day_quota_is_too_long_not_a_wait() -> None:
+    """It was told to retry at midnight, when it could never pass."""
+    limits = KeyLimits(0, 0, chars_per_day=100)
+    with pytest.raises(TextTooLong, match="may send 100 a day"):
+        limits.check(ALICE, 101)
+    limits.check(ALICE, 100)  # the whole quota at once is allowed
+
+
 def test_day_usage_is_counted_without_keys_too() -> None:
     limits = KeyLimits(0, 0, chars_per_day=10)
     use(limits, ANONYMOUS, 50)  # no key: no quota, but the server's day is counted
