@@ -88,6 +88,8 @@ async def test_languages_source_and_target(client: httpx.AsyncClient) -> None:
     r = await client.get("/v2/languages", params={"type": "target"}, headers=AUTH)
     assert {x["language"] for x in r.json()} == targets
     assert all(x["supports_formality"] is False for x in r.json())
+    r = await client.get("/v2/languages", params={"type": "bogus"}, headers=AUTH)
+    assert r.status_code == 400 and "'type'" in r.json()["message"]
 
 
 async def test_keys_usage_and_day_quota(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

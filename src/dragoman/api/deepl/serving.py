@@ -75,6 +75,8 @@ async def translate(
 
 def languages(translator: Translator, kind: str) -> list[DeepLLanguage]:
     served = translator.languages
+    if kind.lower() not in ("source", "target"):
+        raise InvalidRequest(f"Value for 'type' not supported: {kind!r} (source or target)")
     if kind.lower() == "target":
         return [
             DeepLLanguage(language=code, name=name, supports_formality=False)
