@@ -60,6 +60,8 @@ async def test_codes_and_aliases(client: httpx.AsyncClient) -> None:
     assert (r.status_code, r.json()) == (400, {"error": "zz is not supported"})
     r = await client.post("/translate", json={"q": "Hi", "source": "en", "target": "zh-Hant"})
     assert (r.status_code, r.json()) == (400, {"error": "zh-Hant is not supported"})
+    r = await client.post("/translate", json={"q": "Hi", "source": " ", "target": "fr"})
+    assert r.status_code == 400 and "empty language code" in r.json()["error"]
 
 
 async def test_errors_in_libretranslate_shape(client: httpx.AsyncClient) -> None:

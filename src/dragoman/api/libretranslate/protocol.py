@@ -21,6 +21,8 @@ def from_lt(code: str) -> str | None:
     lowered = code.strip().lower()
     if lowered == "auto":
         return None
+    if not lowered:
+        raise UnsupportedLanguage("an empty language code is not supported (auto detects)")
     ours = _IN.get(lowered, lowered)
     if ours not in NAMES:
         raise UnsupportedLanguage(f"{code} is not supported")
