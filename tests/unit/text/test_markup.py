@@ -707,3 +707,79 @@ def test_a_document_after_a_byte_order_mark_or_comments_stays_a_document(
     the comments after the DOCTYPE and dropped the spaces between)."""
     markup = parse_html(document)
     assert markup.rebuild([u.upper() for u in markup.units])[0] == expected
+
+
+def _identity(text: str, **options: object) -> tuple[list[str], str]:
+    from dragoman.service.documents import Sizes, TextOptions, plan
+
+    p = plan(text, "en", TextOptions(markup="html", **options), Sizes(300, 200))  # type: ignore[arg-type]
+    return p.units, p.assemble([u.upper() for u in p.units])[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '<p><span translate="no">Acme</span><b> is</b> great</p>',
+            '<p><span translate="no">Acme</span><b> IS</b> GREAT</p>',
+        ),
+        (
+            "<p><code>make</code><em> builds</em> it</p>",
+            "<p><code>make</code><em> BUILDS</em> IT</p>",
+        ),
+        (
+            "<div>Hello<span><b> world</b> more<div>x</div></span></div>",
+            "<div>HELLO<span><b> WORLD</b> MORE<div>X</div></span></div>",
+        ),
+        ("<p> Hello <b> world</b></p>", "<p> HELLO <b>WORLD</b></p>"),
+        ("<li><a href=x> Home </a></li>", '<li><a href="x"> HOME </a></li>'),
+    ],
+)
+def test_a_space_after_an_element_left_outside_the_unit_still_parts_two_words(
+    text: str, expected: str
+) -> None:
+    """A leading space inside a run's first inline element was dropped as if at a line's
+    start: `Acme<b>is</b>` rendered "Acmeis"."""
+    assert _identity(text)[1] == expected
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        '<!DOCTYPE html><html translate="no"><body><p>Hello</p></body></html>',
+        '<!DOCTYPE html><html class="x notranslate"><body><p>Hello</p></body></html>',
+    ],
+)
+def test_a_document_whose_root_says_translate_no_is_kept_whole(document: str) -> None:
+    assert parse_html(document).units == []
+    assert parse_html("<html><body><p>Hello</p></body></html>", ["html"]).units == []
+
+
+def test_an_xhtml_document_after_an_xml_declaration_stays_a_document() -> None:
+    """It was read as a fragment: DOCTYPE, <html lang>, <head> and <body class> were lost and
+    the declaration became a comment."""
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE html>\n<html lang="en"><head><title>Tip</title></head>'
+        '<body class="m"><p>Hi</p></body></html>'
+    )
+    units, out = _identity(text)
+    assert units == ["Tip", "Hi"]
+    assert out == text.replace("Tip", "TIP").replace("Hi<", "HI<")
+
+
+def test_a_custom_element_named_html_something_is_no_document() -> None:
+    assert _identity("<html-foo>Hi there</html-foo>")[1] == "<html-foo>HI THERE</html-foo>"
+
+
+def test_attributes_inside_a_kept_element_inside_a_void_one_stay_as_they_are() -> None:
+    text = (
+        '<p>See <object data="x"><span translate="no"><img alt="Acme logo" src="y"></span>'
+        '</object> here</p><picture><code><img alt="Code alt"></code><img alt="A cat"></picture>'
+    )
+    assert parse_html(text).units == ["See <x1/> here", "A cat"]
+
+
+def test_a_block_inside_kept_content_does_not_cut_the_sentence_around_it() -> None:
+    """An inline SVG icon with a <title> in a link cut the sentence into three units."""
+    text = '<p>Click <a href="/x"><svg><title>Icon</title></svg> here</a> to continue.</p>'
+    assert parse_html(text).units == ["Click <g1><x2/> here</g1> to continue."]

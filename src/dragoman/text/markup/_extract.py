@@ -129,12 +129,20 @@ class Extractor:
         if self.ignore:
             self._kept.update(top.iter(*self.ignore))
         self._skip = self._kept.union(top.iter(*SKIP_TAGS))
+        # a block inside content kept verbatim (an <svg>'s <title>) splits nothing around it
+        hidden = {inner for node in self._skip for inner in node.iterdescendants()}
         holds = self._holds_block
         for block in top.iter(*BLOCK_TAGS):
+            if block in hidden:
+                continue
             for above in block.iterancestors():
                 if above in holds:
                     break  # and so are all above it
                 holds.add(above)
+
+    def kept(self, node: Any) -> bool:
+        """Whether `node` is kept verbatim, attributes included."""
+        return node in self._kept
 
     def walk(self, container: Any) -> None:
         self._attributes(container)
@@ -193,27 +201,43 @@ class Extractor:
             flow = self._flow[node] = VOID if void else INLINE
         return flow
 
-    def _flush(self, container: Any, after: Any, run: list[Any], lead: str) -> None:
+    def _flush(
+        self,
+        container: Any,
+        after: Any,
+        run: list[Any],
+        lead: str,
+        at_start: bool | None = None,
+    ) -> None:
         """The unit of `run`, the inline nodes after `after` in `container` (None: at its
-        start), `lead` the text before them."""
+        start), `lead` the text before them. `at_start`: whether the run starts a line, where
+        a space renders as nothing (after a splitting element, at a block's start)."""
+        if at_start is None:
+            at_start = (
+                after is not None
+                or self.xml
+                or container is self._top
+                or container.tag in BLOCK_TAGS
+            )
         # Void elements at the edges of a run stay where they are, outside the unit.
         while run and self._in_flow(run[0]) == VOID and not lead.strip():
             after = run.pop(0)
             self._void_attributes(after)
             lead = after.tail or ""
+            at_start = False  # the element renders before the run: a space after it counts
         while run and self._in_flow(run[-1]) == VOID and not (run[-1].tail or "").strip():
             self._void_attributes(run.pop())
         if len(run) == 1 and self._in_flow(run[0]) == INLINE:
             only = run[0]
             if not lead.strip() and not (only.tail or "").strip():
                 self._attributes(only)
-                self._flush(only, None, list(only), only.text or "")
+                self._flush(only, None, list(only), only.text or "", at_start)
                 return
         tokens: list[Token] = [("t", lead)]
         markers: dict[str, int] = {}
         for child in run:
             self._flatten(child, tokens, markers)
-        unit, prefix, suffix = _unit(tokens, self._escape)
+        unit, prefix, suffix = _unit(tokens, self._escape, at_start)
         if not unit:
             return
         self.units.append(unit)
@@ -254,9 +278,14 @@ class Extractor:
         if node.tag in SKIP_TAGS:  # <textarea placeholder>: its own attributes only
             self._attributes(node)
             return
-        for inner in node.iter():  # <picture><img alt>: the alt is still text
-            if isinstance(inner.tag, str) and inner not in self._skip:
-                self._attributes(inner)
+        # <picture><img alt>: the alt is still text, but not inside a kept or opaque element
+        below = [node]
+        while below:
+            inner = below.pop()
+            self._attributes(inner)
+            below.extend(
+                c for c in reversed(inner) if isinstance(c.tag, str) and c not in self._skip
+            )
 
     def _attributes(self, node: Any) -> None:
         if self.xml:
@@ -298,12 +327,17 @@ def held_text(top: Any) -> str:
     return "".join(top.itertext()) + "".join(attributes)
 
 
-def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, str]:
+def _unit(
+    tokens: list[Token], escape: Callable[[str], str], at_start: bool = True
+) -> tuple[str, str, str]:
     """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
-    had before and after, kept in place. Empty when the run has no letters."""
+    had before and after, kept in place. Empty when the run has no letters. `at_start`: the
+    run starts a line, where a leading space (inside its first inline element) renders as
+    nothing; elsewhere (after an element kept outside the unit) it parts two words."""
     out: list[str] = []
-    space = True  # at the start of a block a space renders as nothing
+    space = at_start
     letters = False
+    first = True  # the run's leading text: its leading whitespace is kept outside the unit
     for kind, value in tokens:
         if kind == "t":
             if not value:
@@ -312,16 +346,19 @@ def _unit(tokens: list[Token], escape: Callable[[str], str]) -> tuple[str, str, 
             text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
             if "<" in text:
                 text = escape(text)  # "&lt;g1&gt;" is text, not a marker
-            if space and text[0] == " ":
+            if text[0] == " " and (space or first):
+                space = True
                 text = text[1:]
             if text:
                 letters = letters or has_letters(text)
                 space = text[-1] == " "
                 out.append(text)
+            first = False
         elif kind == "v":
-            space = False
+            space = first = False
             out.append(f"<{value}/>")
         else:
+            first = False
             out.append(f"<{value}>" if kind == "o" else f"</{value}>")
     if not letters:
         return "", "", ""

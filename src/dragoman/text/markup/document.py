@@ -49,11 +49,14 @@ _RAW_TEXT = ("iframe", "noembed", "noframes", "plaintext", "xmp")
 # letters could only be written otherwise as numeric references (no named one is a letter).
 _MAY_MARK = re.compile("translate|&#", re.IGNORECASE)
 _MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|plaintext|xmp)", re.IGNORECASE)
-# A whole document: a DOCTYPE or <html> first, after a byte order mark, spaces or comments.
-# Atomic and possessive: a comment ends at its first `-->`, and nothing is tried again (a text
-# of many `-->` would otherwise be rescanned from each).
+# A whole document: a DOCTYPE or <html> (not a custom <html-x>) first, after a byte order mark,
+# spaces, comments or an XML declaration (XHTML). Atomic and possessive: a comment ends at its
+# first `-->`, and nothing is tried again (a text of many `-->` would otherwise be rescanned
+# from each).
+_XHTML = re.compile(r"<(?:html|!doctype\s+html)(?=[\s/>])", re.IGNORECASE)
 _DOCUMENT = re.compile(
-    r"\ufeff?(?:\s++|<!--(?>.*?-->))*+<(!doctype|html)\b", re.IGNORECASE | re.DOTALL
+    r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html)(?=[\s/>])",
+    re.IGNORECASE | re.DOTALL,
 )
 
 
@@ -126,6 +129,8 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     (`translate="yes"` inside one is not honoured)."""
     source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
     head = _DOCUMENT.match(source)
+    if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
+        head = None  # XML sent as HTML: a fragment, as it always was
     # What comes before a document's DOCTYPE or <html> (a byte order mark, spaces, comments) is
     # never translated and is written back as sent: lxml would drop the mark and write the
     # comments after the DOCTYPE.
@@ -196,7 +201,8 @@ def _extract(
 ) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
     extractor.prepare(top)
-    extractor.walk(top)
+    if not extractor.kept(top):  # <html translate="no">: the whole document as it is
+        extractor.walk(top)
     return Markup(
         extractor.units,
         extractor.markers,
