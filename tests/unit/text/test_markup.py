@@ -783,3 +783,33 @@ def test_a_block_inside_kept_content_does_not_cut_the_sentence_around_it() -> No
     """An inline SVG icon with a <title> in a link cut the sentence into three units."""
     text = '<p>Click <a href="/x"><svg><title>Icon</title></svg> here</a> to continue.</p>'
     assert parse_html(text).units == ["Click <g1><x2/> here</g1> to continue."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<p>Hello</p></body><p>After body</p>", "<p>HELLO</p><p>AFTER BODY</p>"),
+        ("<p>Hello</p></html> after html", "<p>HELLO</p> AFTER HTML"),
+        (
+            '<!DOCTYPE html><html><body><p>a</p></body></html>\n<script>t("</html>")</script>'
+            "<p>More</p>",
+            '<!DOCTYPE html>\n<html><body><p>A</p>\n<script>t("</html>")</script><p>MORE</p>'
+            "</body></html>",
+        ),
+        # nothing after them but space and comments: where they were
+        (
+            "<!DOCTYPE html><html><body><p>a</p></body>\n</html><!-- end -->",
+            "<!DOCTYPE html>\n<html><body><p>A</p></body>\n</html><!-- end -->",
+        ),
+        (
+            '<p>x</p><script>var s = "</body>";</script>',
+            '<p>X</p><script>var s = "</body>";</script>',
+        ),
+    ],
+)
+def test_content_after_the_end_of_body_or_html_is_kept_in_the_body(
+    text: str, expected: str
+) -> None:
+    """libxml2 dropped everything after </html>, and a fragment's content after </body> was
+    never written: lost without a word. A browser puts it in the body."""
+    assert _identity(text)[1] == expected

@@ -53,6 +53,15 @@ _MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|plaintext|xmp)", re.IGNO
 # spaces, comments or an XML declaration (XHTML). Atomic and possessive: a comment ends at its
 # first `-->`, and nothing is tried again (a text of many `-->` would otherwise be rescanned
 # from each).
+_MAY_END = re.compile(r"</(?:body|html)", re.IGNORECASE)
+_ENDS = re.compile(
+    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)\b.*?</\1\s*>"
+    r"|<!--.*?-->|</(?:body|html)\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_ONLY_ENDS = re.compile(
+    r"(?:\s++|<!--(?>.*?-->)|</(?:body|html)\s*>)*+\Z", re.IGNORECASE | re.DOTALL
+)
 _XHTML = re.compile(r"<(?:html|!doctype\s+html)(?=[\s/>])", re.IGNORECASE)
 _DOCUMENT = re.compile(
     r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html)(?=[\s/>])",
@@ -127,7 +136,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     `title`/`placeholder` are still translated); elements with `translate="no"`, class
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
-    source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
+    source = _early_ends(_SURROGATE.sub("\ufffd", text))  # libxml2 would drop the whole text
     head = _DOCUMENT.match(source)
     if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
         head = None  # XML sent as HTML: a fragment, as it always was
@@ -161,6 +170,23 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
     return _extract(text, root, kind, extractor, before, raw)
+
+
+def _early_ends(source: str) -> str:
+    """`source` without its `</body>` and `</html>` end tags when content follows them:
+    libxml2 drops everything after `</html>` (a page's closing scripts) and a fragment's
+    content after `</body>` was never written, where a browser puts both in the body. End
+    tags inside comments and raw-text elements (a script's strings) are text, not tags."""
+    if "</" not in source or not _MAY_END.search(source):
+        return source
+    ends = [m for m in _ENDS.finditer(source) if m.group()[1] == "/"]
+    if not ends or _ONLY_ENDS.match(source, ends[0].end()):
+        return source  # nothing after them but space and comments: kept where they are
+    out, at = [], 0
+    for m in ends:
+        out.append(source[at : m.start()])
+        at = m.end()
+    return "".join(out) + source[at:]
 
 
 def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
