@@ -813,3 +813,25 @@ def test_content_after_the_end_of_body_or_html_is_kept_in_the_body(
     """libxml2 dropped everything after </html>, and a fragment's content after </body> was
     never written: lost without a word. A browser puts it in the body."""
     assert _identity(text)[1] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '\ufeff<?xml version="1.0"?><doc><p>Hi there</p></doc>',
+            '\ufeff<?xml version="1.0"?><doc><p>HI THERE</p></doc>',
+        ),
+        (
+            "<!-- c --><!DOCTYPE doc><doc><p>Hi there</p></doc>",
+            "<!-- c --><!DOCTYPE doc>\n<doc><p>HI THERE</p></doc>",
+        ),
+        ("\ufeff<doc><p>Hi there</p></doc>", "\ufeff<doc><p>HI THERE</p></doc>"),
+    ],
+)
+def test_xml_after_a_byte_order_mark_or_comments_is_read_as_sent(text: str, expected: str) -> None:
+    """The first two were refused (lxml reads them); in the third the mark went to the model
+    as text, with the root element as a marker."""
+    markup = parse_xml(text)
+    assert markup.units == ["Hi there"]
+    assert markup.rebuild(["HI THERE"])[0] == expected

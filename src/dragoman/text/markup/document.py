@@ -39,6 +39,9 @@ from dragoman.text.markup.markers import (
 _WRAPPER = "root"  # the element an XML fragment is parsed inside
 MAX_HTML_DEPTH = 255  # libxml2's, without its "huge" option (XML: refused with its message)
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
+_XML_PROLOGUE = re.compile(
+    r"(?:\s++|<!--(?>.*?-->)|<\?(?>.*?\?>))*+<!DOCTYPE", re.IGNORECASE | re.DOTALL
+)
 _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -196,14 +199,21 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
     )
-    declaration = _XML_DECLARATION.match(text)
-    body = text[declaration.end() :] if declaration else text
-    document = bool(declaration) or body.lstrip()[:9].upper() == "<!DOCTYPE"
+    # A byte order mark, the declaration, and what precedes a DOCTYPE (spaces, comments,
+    # processing instructions) are kept as sent and written back before the rest.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    declaration = _XML_DECLARATION.match(text, len(bom))
+    start = declaration.end() if declaration else len(bom)
+    prologue = _XML_PROLOGUE.match(text, start)
+    document = bool(declaration) or prologue is not None
+    if prologue is not None:
+        start = prologue.end() - len("<!DOCTYPE")
+    kept, body = text[:start], text[start:]
     source = body if document else f"<{_WRAPPER}>{body}</{_WRAPPER}>"
     try:
         parsed = etree.fromstring(source, parser)
     except etree.XMLSyntaxError as e:
-        reason = _reason(e, text, declaration.group() if declaration else "", document)
+        reason = _reason(e, text, kept, document)
         raise InvalidRequest(f"Tag handling parsing failed: {reason}") from e
     except ValueError as e:
         raise InvalidRequest(f"Tag handling parsing failed: {e}") from e
@@ -214,7 +224,7 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         root, kind = parsed, "xml-fragment"
     extractor = Extractor(xml=True, ignore=set(ignore_tags), index={})
     # lxml writes no XML declaration into a str: keep the one sent
-    return _extract(text, root, kind, extractor, declaration.group() if declaration else "")
+    return _extract(text, root, kind, extractor, kept)
 
 
 def _extract(
