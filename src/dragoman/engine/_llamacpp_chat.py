@@ -105,7 +105,8 @@ def chat_body(
     # for every request: the same answer to the same sampled question).
     # llama.cpp's seed is 32 bits, and 0xFFFFFFFF asks it for a random one: an int64 seed (the
     # API's range, as vLLM's) maps onto the others, the same seed to the same one
-    seed = params.seed if params.seed is not None else random.getrandbits(31)
+    # (-1 is a fresh draw, as vLLM reads it)
+    seed = params.seed if params.seed not in (None, -1) else random.getrandbits(31)
     body["seed"] = seed % 0xFFFFFFFF
     return body
 

@@ -411,12 +411,15 @@ def combine(text: str, parts: list[Translation]) -> Translation:
 
 
 def _check_detected(detections: list[Detection], served: Collection[str]) -> None:
-    """A text with letters in none of the served languages' (the detector, built for those,
-    places it in none: Cyrillic where no served language is written in it) is refused, not
-    answered unchanged as if it were already in the target language."""
-    for i, d in enumerate(detections):
-        if d.has_letters and d.language is None:
-            raise UnsupportedLanguage(
-                f"text {i}: its language is none this server translates from "
-                f"({', '.join(sorted(served))}); give the source language to translate it as one"
-            )
+    """A request whose every text with letters is in none of the served languages (the
+    detector, built for those, places it in none: Cyrillic where no served language is
+    written in it) is refused, not answered unchanged as if it were already in the target
+    language. In a batch with other texts such a one (a poll option "π", a fullwidth "ＯＫ")
+    comes back unchanged and the others are translated: one item does not fail the list."""
+    lettered = [i for i, d in enumerate(detections) if d.has_letters]
+    unknown = [i for i in lettered if detections[i].language is None]
+    if unknown and len(unknown) == len(lettered):
+        raise UnsupportedLanguage(
+            f"text {unknown[0]}: its language is none this server translates from "
+            f"({', '.join(sorted(served))}); give the source language to translate it as one"
+        )

@@ -51,10 +51,12 @@ def test_the_request_wins_and_its_budget_is_capped_to_the_room() -> None:
 
 def test_an_int64_seed_is_one_llama_cpp_takes_and_never_its_random_one() -> None:
     """llama.cpp's seed is 32 bits, 0xFFFFFFFF meaning "draw one"."""
-    for seed, expected in ((7, 7), (2**63 - 1, (2**63 - 1) % 0xFFFFFFFF), (-1, 0xFFFFFFFE)):
+    for seed, expected in ((7, 7), (2**63 - 1, (2**63 - 1) % 0xFFFFFFFF), (-2, 0xFFFFFFFD)):
         body = chat_body([1], ChatParams(seed=seed), {}, 512, 0)
         assert body["seed"] == expected and 0 <= body["seed"] < 0xFFFFFFFF
     assert chat_body([1], ChatParams(seed=0xFFFFFFFF), {}, 512, 0)["seed"] == 0
+    # -1: a fresh draw each time, as vLLM reads it
+    assert len({chat_body([1], ChatParams(seed=-1), {}, 512, 0)["seed"] for _ in range(8)}) > 1
 
 
 def test_generation_defaults_as_vllm_reads_them(tmp_path: Path) -> None:

@@ -805,6 +805,8 @@ def test_a_block_inside_kept_content_does_not_cut_the_sentence_around_it() -> No
             '<p>x</p><script>var s = "</body>";</script>',
             '<p>X</p><script>var s = "</body>";</script>',
         ),
+        # an attribute's value: text, not an end tag
+        ("<p title='</body>'>Hi</p><p>Bye</p>", '<p title="&lt;/BODY&gt;">HI</p><p>BYE</p>'),
     ],
 )
 def test_content_after_the_end_of_body_or_html_is_kept_in_the_body(
@@ -835,3 +837,13 @@ def test_xml_after_a_byte_order_mark_or_comments_is_read_as_sent(text: str, expe
     markup = parse_xml(text)
     assert markup.units == ["Hi there"]
     assert markup.rebuild(["HI THERE"])[0] == expected
+
+
+def test_a_script_left_open_keeps_the_end_tags_in_it_as_text() -> None:
+    from dragoman.text.markup.document import _early_ends
+
+    text = "<!DOCTYPE html><html><body><p>Hi</p><script>var a='</body>'</body></html><p>x</p>"
+    assert _early_ends(text) == text
+    for opener in ("<!--", "<title", "<script>", '<p title="'):
+        crafted = opener * 2000 + "</body>x"  # each opener read once, not the rest each time
+        assert _early_ends(crafted) == crafted

@@ -57,9 +57,15 @@ _MAY_HOLD_RAW = re.compile("<(?:iframe|noembed|noframes|plaintext|xmp)", re.IGNO
 # first `-->`, and nothing is tried again (a text of many `-->` would otherwise be rescanned
 # from each).
 _MAY_END = re.compile(r"</(?:body|html)", re.IGNORECASE)
+# What `_early_ends` steps over, each to its end (or the text's: an element or comment left
+# open takes the rest, so each opener is read once and the scan stays linear): raw-text elements
+# and comments, and other start tags with their attribute values (`title="</body>"`).
 _ENDS = re.compile(
-    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript)\b.*?</\1\s*>"
-    r"|<!--.*?-->|</(?:body|html)\s*>",
+    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b"
+    r"(?>.*?(?:</\1\s*>|\Z))"
+    r"|<!--(?>.*?(?:-->|\Z))"
+    r"|<[a-zA-Z](?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?"
+    r"|</(?:body|html)\s*>",
     re.IGNORECASE | re.DOTALL,
 )
 _ONLY_ENDS = re.compile(
@@ -182,7 +188,7 @@ def _early_ends(source: str) -> str:
     tags inside comments and raw-text elements (a script's strings) are text, not tags."""
     if "</" not in source or not _MAY_END.search(source):
         return source
-    ends = [m for m in _ENDS.finditer(source) if m.group()[1] == "/"]
+    ends = [m for m in _ENDS.finditer(source) if m.group().startswith("</")]
     if not ends or _ONLY_ENDS.match(source, ends[0].end()):
         return source  # nothing after them but space and comments: kept where they are
     out, at = [], 0
