@@ -68,8 +68,10 @@ def _idx(y):
     return np.searchsorted(MID, y).astype(np.uint8)
 
 
-def iq4_nl(values, ntry=7):
-    """IQ4_NL blocks like llama.cpp's quantize_row_iq4_nl_impl without an imatrix (weights x^2)."""
+def _weighted_4bit(values, levels_at, codes, ntry=7):
+    """18-byte blocks of 32 values (an fp16 scale, then 16 bytes of 4-bit codes) with llama.cpp's
+    x^2-weighted scale search: `levels_at(x, itry, peak)` the levels try `itry` rounds the
+    blocks to, `codes(x, d)` the codes for the chosen scales `d`."""
     shape = values.shape
     blocks = np.asarray(values, np.float32).reshape(-1, 32)
     out = np.empty((len(blocks), 18), np.uint8)
@@ -81,9 +83,7 @@ def iq4_nl(values, ntry=7):
         best_d = np.zeros((len(x), 1), np.float32)
         best_score = np.full((len(x), 1), -np.inf, np.float32)
         for itry in range(-ntry, ntry + 1):
-            iscale = (itry + K[0]) / safe if itry else K[0] / safe
-            q = _idx(x * iscale)
-            v = K[q]
+            v = levels_at(x, itry, safe)
             sumqx = (w * v * x).sum(-1, keepdims=True)
             sumq2 = (w * v * v).sum(-1, keepdims=True)
             ok = sumq2 > 0
@@ -93,46 +93,32 @@ def iq4_nl(values, ntry=7):
             best_score = np.where(better, score, best_score)
             best_d = np.where(better, d, best_d)
         d16 = best_d.astype(np.float16)
-        d = d16.astype(np.float32)
-        q = _idx(x / np.where(d == 0, 1, d)).reshape(-1, 2, 16)
+        q = codes(x, d16.astype(np.float32)).reshape(-1, 2, 16)
         out[at : at + (1 << 16), 2:] = q[:, 0, :] | (q[:, 1, :] << 4)
         out[at : at + (1 << 16), :2] = d16.view(np.uint8)
     return out.reshape(*shape[:-1], shape[-1] // 32 * 18)
+
+
+def iq4_nl(values, ntry=7):
+    """IQ4_NL blocks like llama.cpp's quantize_row_iq4_nl_impl without an imatrix (weights x^2)."""
+    return _weighted_4bit(
+        values,
+        lambda x, itry, safe: K[_idx(x * ((itry + K[0]) / safe if itry else K[0] / safe))],
+        lambda x, d: _idx(x / np.where(d == 0, 1, d)),
+        ntry,
+    )
 
 
 def q4w(values, ntry=7):
     """Q4_0 with llama.cpp-style x^2-weighted scale search (levels -8..7)."""
-    shape = values.shape
-    blocks = np.asarray(values, np.float32).reshape(-1, 32)
-    out = np.empty((len(blocks), 18), np.uint8)
-    for at in range(0, len(blocks), 1 << 16):
-        x = blocks[at : at + (1 << 16)]
-        w = x * x
-        peak = np.take_along_axis(x, np.abs(x).argmax(-1)[:, None], -1)
-        safe = np.where(peak == 0, 1, peak)
-        best_d = np.zeros((len(x), 1), np.float32)
-        best_score = np.full((len(x), 1), -np.inf, np.float32)
-        for itry in range(-ntry, ntry + 1):
-            iscale = (-8 + 0.1 * itry) / safe
-            L = np.clip(np.rint(x * iscale), -8, 7)
-            sumqx = (w * L * x).sum(-1, keepdims=True)
-            sumq2 = (w * L * L).sum(-1, keepdims=True)
-            ok = sumq2 > 0
-            d = np.where(ok, sumqx / np.where(ok, sumq2, 1), 0)
-            score = np.where(ok, d * sumqx, -np.inf)
-            better = score > best_score
-            best_score = np.where(better, score, best_score)
-            best_d = np.where(better, d, best_d)
-        d16 = best_d.astype(np.float16)
-        d = d16.astype(np.float32)
-        q = (
-            (np.clip(np.rint(x / np.where(d == 0, 1, d)), -8, 7) * (d != 0) + 8)
-            .astype(np.uint8)
-            .reshape(-1, 2, 16)
-        )
-        out[at : at + (1 << 16), 2:] = q[:, 0, :] | (q[:, 1, :] << 4)
-        out[at : at + (1 << 16), :2] = d16.view(np.uint8)
-    return out.reshape(*shape[:-1], shape[-1] // 32 * 18)
+    return _weighted_4bit(
+        values,
+        lambda x, itry, safe: np.clip(np.rint(x * ((-8 + 0.1 * itry) / safe)), -8, 7),
+        lambda x, d: (np.clip(np.rint(x / np.where(d == 0, 1, d)), -8, 7) * (d != 0) + 8).astype(
+            np.uint8
+        ),
+        ntry,
+    )
 
 
 def variant(name):
