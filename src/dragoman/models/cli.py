@@ -25,7 +25,7 @@ def run_prepare(settings: ModelSettings) -> None:
 
     weights = weights_for(settings)
     target = model_dir(settings.data_dir, settings.model, weights)
-    if is_prepared(target):
+    if is_prepared(target, CATALOGUE[settings.model].sha256):
         console.print(f"[green]ready[/] {settings.model} ({weights} weights) at {target}")
         _llamacpp_gguf(settings, console)
         return
@@ -74,6 +74,6 @@ def _llamacpp_gguf(settings: ModelSettings, console: Console) -> None:
 def run_list(settings: ModelSettings) -> None:
     table = Table("name", "prepared", "description")
     for name, entry in CATALOGUE.items():
-        ok = is_prepared(model_dir(settings.data_dir, name))
+        ok = is_prepared(model_dir(settings.data_dir, name), entry.sha256)
         table.add_row(name, "yes" if ok else "no", entry.description)
     Console().print(table)

@@ -38,16 +38,22 @@ def model_dir(data_dir: Path, name: str, weights: str = "full") -> Path:
     return data_dir / "models" / (name if weights == "full" else f"{name}.{weights}")
 
 
-def is_prepared(path: Path) -> bool:
-    return (path / READY_MARKER).is_file() and (path / "config.json").is_file()
+def is_prepared(path: Path, sha256: str = "") -> bool:
+    """`path` was made whole (its marker is written last), and, when `sha256` is given, made
+    from the GGUF of that checksum: a catalogue update keeping a model's name makes the
+    directory prepared from the older file stale."""
+    marker = path / READY_MARKER
+    if not (marker.is_file() and (path / "config.json").is_file()):
+        return False
+    return not sha256 or marker.read_text().strip() == sha256
 
 
 def resolve_model(model: str, data_dir: Path, weights: str = "full") -> str:
     """What to hand vLLM for `model`: a prepared catalogue dir (in the form `weights`), a local
     dir, or a hub id (those two as they are)."""
-    if model in CATALOGUE:
+    if (entry := CATALOGUE.get(model)) is not None:
         path = model_dir(data_dir, model, weights)
-        if not is_prepared(path):
+        if not is_prepared(path, entry.sha256):
             flag = "" if weights == "full" else f" --weights {weights}"
             raise ModelError(
                 f"model {model!r} ({weights} weights) is not prepared in {data_dir}; "
@@ -136,13 +142,13 @@ def prepare(
         raise ModelError(f"unknown model {name!r}; the catalogue has: {known}")
     full = model_dir(data_dir, name)
     final = model_dir(data_dir, name, weights)
-    if is_prepared(final):
+    if is_prepared(final, entry.sha256):
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
     try:
         gguf = _cached_gguf(entry, data_dir) or assemble(entry, work / entry.gguf_name, progress)
-        if not is_prepared(full):
+        if not is_prepared(full, entry.sha256):
             progress("convert", 0, 1)
             out = work / "hf"
             convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
@@ -186,11 +192,13 @@ def gguf_path(
         if cached is not None:
             return cached
         shipped = data_dir / "models" / entry.gguf_name
-        return _made(
+        made = _made(
             shipped,
             lambda tmp: assemble(entry, tmp, progress),
             ready=lambda: _cached_gguf(entry, data_dir) is not None,
         )
+        _checked(made).write_text(f"{entry.sha256}\n")
+        return made
     final = data_dir / "models" / form_name(entry.gguf_name, form, entry.sha256)
     if final.is_file():
         return final
@@ -240,7 +248,31 @@ def _made(
 
 
 def _cached_gguf(entry: CatalogueModel, data_dir: Path) -> Path | None:
-    """The GGUF `gguf_path` keeps, if it is there. Only an assembled and checked file is
-    renamed to that name, so its size is the check left to make."""
+    """The GGUF `gguf_path` keeps, if it is there and is the catalogue's file. Only an
+    assembled and checked file is renamed to that name, and the checksum it was checked
+    against is written beside it: a catalogue update keeping the name and size is assembled
+    again. A file with no note beside it (an older release's, or a maker killed between the
+    rename and the note) is hashed once and noted if it matches."""
     path = data_dir / "models" / entry.gguf_name
-    return path if path.is_file() and path.stat().st_size == entry.size else None
+    if not path.is_file() or path.stat().st_size != entry.size:
+        return None
+    note = _checked(path)
+    if note.is_file():
+        return path if note.read_text().strip() == entry.sha256 else None
+    if _sha256(path) != entry.sha256:
+        return None
+    note.write_text(f"{entry.sha256}\n")
+    return path
+
+
+def _checked(gguf: Path) -> Path:
+    """The note of the checksum `gguf` was checked against."""
+    return gguf.with_name(f".{gguf.name}.sha256")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as src:
+        while block := src.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()

@@ -10,6 +10,7 @@ import pytest
 from dragoman.deploy.ray.groups import model_groups, replica_resources
 from dragoman.engine import vllm_engine
 from dragoman.host import Host
+from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import READY_MARKER
 from dragoman.settings import ModelSpec, ServeSettings
 
@@ -44,7 +45,7 @@ def test_root_is_the_form_of_weights_the_engine_loads(
         prepared = tmp_path / "models" / form
         prepared.mkdir(parents=True)
         (prepared / "config.json").write_text("{}")
-        (prepared / READY_MARKER).write_text("")
+        (prepared / READY_MARKER).write_text(CATALOGUE["gemma-3-270m"].sha256)
     gemma = ModelSpec(name="gemma", model="gemma-3-270m", pairs=["en-fr"])
     w8a8 = ServeSettings(data_dir=tmp_path, models=[gemma], weights="w8a8")
     (group,) = model_groups(w8a8)

@@ -120,9 +120,10 @@ def test_gguf_path_makes_a_form_once_beside_the_shipped_file(
     assert made == data / "models" / form_name("tiny.gguf", "q8_0", entry.sha256)
     assert made.name == f"tiny.q8_0-v1-{sha}.gguf"
     assert [t.tensor_type for t in gguf.GGUFReader(made).tensors] == [Q.Q8_0]
-    # the shipped file is kept beside it (and the lock files); neither is made again
+    # the shipped file is kept beside it (with its checksum's note and the lock files);
+    # neither is made again
     assert sorted(p.name for p in made.parent.iterdir()) == sorted(
-        ["tiny.gguf", made.name, ".tiny.gguf.lock", f".{made.name}.lock"]
+        ["tiny.gguf", made.name, ".tiny.gguf.lock", ".tiny.gguf.sha256", f".{made.name}.lock"]
     )
     calls: list[object] = []
     monkeypatch.setattr(prep, "requantize", lambda *a: calls.append(a))

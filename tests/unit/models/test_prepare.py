@@ -222,7 +222,59 @@ def test_gguf_path_assembles_once_beside_the_models(
     assert prep.gguf_path("tiny", data) == first
     assert calls == []  # cached: not assembled again
     # no temporary left (the lock file stays)
-    assert sorted(p.name for p in first.parent.iterdir()) == [".tiny.gguf.lock", "tiny.gguf"]
+    assert sorted(p.name for p in first.parent.iterdir()) == [
+        ".tiny.gguf.lock",
+        ".tiny.gguf.sha256",
+        "tiny.gguf",
+    ]
+
+
+def test_a_catalogue_update_keeping_name_and_size_is_made_again(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    converted: list[bytes] = []
+
+    def fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        converted.append(gguf.read_bytes())
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setattr(prep, "convert_gguf", fake_convert)
+    data = tmp_path / "data"
+    gguf = prep.gguf_path("tiny", data)
+    prepared = prep.prepare("tiny", data)
+    # The next release ships other bytes of the same size under the same name.
+    new = bytes(reversed(bytes(range(256)))) * 100
+    parts = (new[:9000], new[9000:20000], new[20000:])
+    for chunk, part in zip(prep.chunk_files(chunked), parts, strict=True):
+        chunk.write_bytes(part)
+    update = CatalogueModel(**{**chunked.__dict__, "sha256": hashlib.sha256(new).hexdigest()})
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", update)
+    assert not prep.is_prepared(prepared, update.sha256)
+    with pytest.raises(ModelError, match="not prepared"):
+        prep.resolve_model("tiny", data)
+    assert prep.gguf_path("tiny", data) == gguf and gguf.read_bytes() == new
+    assert prep.prepare("tiny", data) == prepared
+    assert converted[-1] == new and len(converted) == 2
+    assert prep.resolve_model("tiny", data) == str(prepared)
+
+
+def test_a_cached_gguf_of_an_older_release_is_hashed_once_and_noted(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    data = tmp_path / "data"
+    (data / "models").mkdir(parents=True)
+    kept = data / "models" / "tiny.gguf"
+    kept.write_bytes(bytes(range(256)) * 100)  # assembled by a release that wrote no note
+    monkeypatch.setattr(prep, "assemble", lambda *a: pytest.fail("assembled a good file again"))
+    assert prep.gguf_path("tiny", data) == kept
+    assert (data / "models" / ".tiny.gguf.sha256").read_text().strip() == chunked.sha256
+    hashed: list[Path] = []
+    monkeypatch.setattr(prep, "_sha256", lambda path: hashed.append(path) or "")
+    assert prep.gguf_path("tiny", data) == kept
+    assert hashed == []  # noted: not hashed at each start
 
 
 def test_gguf_path_leaves_no_partial_file_when_assembly_fails(
