@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from dragoman.engine.protocol import Terms
 from dragoman.errors import DragomanError, InvalidRequest
+from dragoman.text.markup.markers import without_markers
 
 MAX_ENTRIES = 5000
 MAX_TERM_CHARS = 200
@@ -42,13 +43,24 @@ def holds(text: str, term: str) -> bool:
 
 
 def terms_in(text: str, glossary: Terms) -> Terms:
-    """The pairs whose source term `text` holds."""
-    return tuple((s, t) for s, t in glossary if holds(text, s))
+    """The pairs whose source term `text` (a unit: markers are not its words) holds."""
+    words = _words([text])
+    return tuple((s, t) for s, t in glossary if holds(words, s))
 
 
-def missed(source: str, translation: str, glossary: Terms) -> list[str]:
-    """Source terms the text holds whose target term the translation lacks."""
+def missed(sources: list[str], translations: list[str], glossary: Terms) -> list[str]:
+    """Source terms the units sent to the model hold whose target term their translations
+    lack. Units, not documents: a tag or attribute name of the markup around them is no term
+    (`<b>` held no "B"), and the inline markers in them are not words."""
+    source, translation = _words(sources), _words(translations)
     return [s for s, t in glossary if holds(source, s) and not holds(translation, t)]
+
+
+def _words(units: list[str]) -> str:
+    return _SPACES.sub(" ", without_markers("\n".join(units)))
+
+
+_SPACES = re.compile(r"[^\S\n]+")
 
 
 # C0 and C1 controls and Unicode line breaks: a term holding one would break the TSV that

@@ -14,6 +14,7 @@ import functools
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import compress
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
@@ -233,12 +234,17 @@ class TranslationService:
             finally:
                 ticket.release()
         results = [unchanged(t) for t in texts]
+        # A text the model did not see (already in the target language) misses no term.
+        missed_terms: list[list[str]] | None = [[] for _ in texts] if glossary else None
         answers = iter(done)
         for i, p in plans.items():
             parts = [
                 next(answers) if go else unchanged(u)
                 for u, go in zip(p.units, engine[i], strict=True)
             ]
+            if missed_terms is not None:
+                replies = [r.text for r in compress(parts, engine[i])]
+                missed_terms[i] = missed(list(compress(p.units, engine[i])), replies, glossary)
             text, repairs = p.assemble([r.text for r in parts])
             for repair in repairs:
                 self.metrics.repairs.labels(repair.split(" ", 1)[0]).inc()
@@ -260,11 +266,7 @@ class TranslationService:
             tier = translator.tier_of(model)
         elif jobs:
             tier = tier_of(self.settings.model)
-        missed_terms = None
-        if glossary:
-            missed_terms = [
-                missed(t, r.text, glossary) for t, r in zip(texts, results, strict=True)
-            ]
+        if missed_terms is not None:
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
         return Translated(results, model, sources, detections, missed_terms, tier)
 

@@ -190,6 +190,28 @@ async def test_a_glossary_reaches_the_model_and_misses_are_reported(
     assert r.status_code == 422
 
 
+async def test_glossary_terms_are_looked_for_in_the_text_not_in_its_markup(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    sent: list[object] = []
+    real = fake.translate
+
+    async def spy(text: str, source: str, target: str, terms=()):  # type: ignore[no-untyped-def]
+        sent.append(terms)
+        return await real(text, source, target, terms)
+
+    fake.translate = spy  # type: ignore[method-assign]
+    glossary = {"b": "bé", "href": "lien", "Acme Cloud": "Nuage Acme"}
+    page = '<p><b>Hello</b> <a href="/x">there</a></p><p>Acme<br>Cloud</p>'
+    r = await client.post("/v1/translate", json=body([page], glossary=glossary, format="html"))
+    (item,) = r.json()["translations"]
+    assert item["text"].count("<b>") == 1
+    # No tag or attribute name is a term. A term across a <br> is one: it is sent with its
+    # unit, and reported since the fake (replacing the exact string) cannot honour it there.
+    assert sorted(map(tuple, sent)) == [(), (("Acme Cloud", "Nuage Acme"),)]
+    assert item["glossary_missed"] == ["Acme Cloud"]
+
+
 async def test_native_source_auto_detects_each_text(client: httpx.AsyncClient) -> None:
     texts = ["Good morning, how are you today?", "Guten Morgen, wie geht es dir heute?", "42"]
     r = await client.post(

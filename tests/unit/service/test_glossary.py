@@ -21,9 +21,20 @@ def test_terms_are_whole_words_in_any_case() -> None:
 
 
 def test_missed_terms() -> None:
-    assert missed("Save it", "Enregistrez-le", GLOSSARY) == ["Save"]
-    assert missed("Save it", "Enregistrer", GLOSSARY) == []
-    assert missed("Nothing here", "Rien", GLOSSARY) == []
+    assert missed(["Save it"], ["Enregistrez-le"], GLOSSARY) == ["Save"]
+    assert missed(["Save it"], ["Enregistrer"], GLOSSARY) == []
+    assert missed(["Nothing here"], ["Rien"], GLOSSARY) == []
+    # one text's sentences together: the term in one, its target in another's reply
+    assert missed(["Hello.", "Save it."], ["Bonjour.", "Enregistrer."], GLOSSARY) == []
+
+
+def test_inline_markers_are_not_words() -> None:
+    terms = (("G1", "Gé1"), ("Acme Cloud", "Nuage Acme"))
+    assert missed(["Open <g1>Acme</g1> <g2>Cloud</g2>"], ["Ouvrez <g1>x</g1>"], terms) == [
+        "Acme Cloud"
+    ]
+    assert missed(["Open <g1>it</g1><x2/>"], ["Ouvrez <g1>le</g1><x2/>"], terms) == []
+    assert missed(["Acme<x1/>Cloud"], ["Nuage<x1/> Acme"], terms) == []
 
 
 def test_entries_tsv_csv_and_limits() -> None:

@@ -35,6 +35,11 @@ def literal_lt(text: str) -> str | None:
     return unused_private_char(text)
 
 
+def without_markers(text: str) -> str:
+    """`text` with each marker a space: the words a reply or a unit holds."""
+    return _MARKER.sub(" ", text) if "<" in text else text
+
+
 def reads_as_marker(text: str) -> bool:
     return "<" in text and _MARKER.search(text) is not None
 
