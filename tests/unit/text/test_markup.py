@@ -847,3 +847,29 @@ def test_a_script_left_open_keeps_the_end_tags_in_it_as_text() -> None:
     for opener in ("<!--", "<title", "<script>", '<p title="'):
         crafted = opener * 2000 + "</body>x"  # each opener read once, not the rest each time
         assert _early_ends(crafted) == crafted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<ul><li></li>Tail text</ul>", "<ul><li></li>TAIL TEXT</ul>"),
+        ("<ul><li></li><p>A paragraph</p></ul>", "<ul><li></li><p>A PARAGRAPH</p></ul>"),
+        (
+            "<!DOCTYPE html><html><body><ol><li></li><li>Two</li></ol></body></html>",
+            "<!DOCTYPE html>\n<html><body><ol><li></li><li>TWO</li></ol></body></html>",
+        ),
+    ],
+)
+def test_an_empty_list_item_keeps_its_end_tag(text: str, expected: str) -> None:
+    """libxml2 writes an empty <li> without its end tag, so what followed it in the list was
+    read into the item by a browser."""
+    markup = parse_html(text)
+    assert markup.rebuild([u.upper() for u in markup.units])[0] == expected
+
+
+def test_every_kind_of_button_value_is_a_unit() -> None:
+    form = (
+        '<form><input type="submit" value="Send it"><input type="button" value="Click me">'
+        '<input type="RESET" value="Clear the form"><input type="text" value="Kept"></form>'
+    )
+    assert parse_html(form).units == ["Send it", "Click me", "Clear the form"]

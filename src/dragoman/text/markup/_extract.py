@@ -42,6 +42,8 @@ VOID_TAGS = _tags(
 SKIP_TAGS = _tags(
     "script style code pre kbd samp var textarea svg math iframe noembed noframes plaintext xmp"
 )
+_BUTTONS = frozenset(("submit", "button", "reset"))
+"""`<input type>`s whose value is the text their button shows."""
 ATTRIBUTES = ("title", "alt", "placeholder", "aria-label")
 _TRANSLATED = frozenset(ATTRIBUTES)
 
@@ -295,7 +297,7 @@ class Extractor:
         if _TRANSLATED.isdisjoint(present) and tag != "input" and tag != "meta":
             return  # none (the commonest), or none ever translated
         names = [a for a in ATTRIBUTES if a in present]
-        if tag == "input" and (node.get("type") or "").strip().lower() in ("submit", "button"):
+        if tag == "input" and (node.get("type") or "").strip().lower() in _BUTTONS:
             names.append("value")
         elif tag == "meta" and (node.get("name") or "").strip().lower() == "description":
             names.append("content")

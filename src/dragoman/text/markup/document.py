@@ -82,7 +82,7 @@ _DOCUMENT = re.compile(
 class Markup:
     units: list[str]
     """Text to translate, one per block (p, li, h1-h6, td, th, div, title, option, ...) and per
-    translatable attribute (title, alt, placeholder, aria-label, input[type=submit|button]
+    translatable attribute (title, alt, placeholder, aria-label, input[type=submit|button|reset]
     value, meta[name=description] content), in document order. Whitespace is collapsed inside
     a block; inline elements are `<gN>…</gN>` markers, void or opaque ones `<xN/>` (numbered
     from 1 in each unit). Blocks with no letters are not units."""
@@ -391,6 +391,12 @@ def _put_back(out: str, mark: str, texts: tuple[str, ...], plaintext: int) -> st
 
 
 def _serialize(root: Any, kind: str) -> str:
+    if kind.startswith("html"):
+        # libxml2 writes an empty <li> without its end tag (optional in HTML), so what follows
+        # it in the list (text, a <p>) would be read into the item: an empty text keeps it.
+        for item in root.iter("li"):
+            if item.text is None and len(item) == 0:
+                item.text = ""
     if kind == "html-document":
         return str(etree.tostring(root, encoding="unicode", method="html"))
     if kind == "html-element":  # comments around the element kept, no DOCTYPE invented
