@@ -101,6 +101,11 @@ class EngineSettings(ModelSettings):
     max_num_batched_tokens: int = Field(default=8192, ge=256)
     """Token budget of one engine step (prefill chunks plus decodes); the seed's tuned value."""
 
+    block_size: int | None = Field(default=None, ge=16, multiple_of=16)
+    """Tokens per KV cache block, the unit in which prompts share a cached prefix (a pair's
+    system prompt and examples); none: vLLM's default for the device (128 on CPU, 16 on GPU).
+    vLLM's CPU attention takes multiples of 32."""
+
     gpu_memory_utilization: float = Field(default=0.3, gt=0.0, le=1.0)
     """Share of accelerator memory for weights and KV cache (GPU only; the seed's 0.3 left room
     for other models on the same card)."""

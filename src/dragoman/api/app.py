@@ -27,6 +27,7 @@ from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService, shared_detector
 from dragoman.settings import ServeSettings
+from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, server_stats
 from dragoman.web.stats import ServerStats
 
@@ -86,6 +87,8 @@ def build_app(
         version=__version__,
         description="High-throughput machine translation on vLLM's async engine.",
         lifespan=lifespan,
+        docs_url=None,  # web/docs.py: from this server's files
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = metrics
@@ -112,4 +115,5 @@ def build_app(
     app.include_router(deepl_glossaries.router)
     app.include_router(system.router)
     add_web(app, server_stats)  # the translate page, the dashboard and /v1/stats
+    add_docs(app)
     return app

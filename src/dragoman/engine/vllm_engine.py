@@ -106,6 +106,8 @@ def engine_setup(settings: EngineSettings, model_path: str) -> tuple[EnginePlan,
         "enforce_eager": plan.enforce_eager.value == "true",
         "seed": 0,
     }
+    if settings.block_size is not None:
+        kwargs["block_size"] = settings.block_size
     return plan, kwargs
 
 

@@ -27,6 +27,7 @@ from dragoman.router.compat import PASSED, deepl_want, libretranslate_want
 from dragoman.router.health import run_checks
 from dragoman.router.proxy import forward, outgoing
 from dragoman.settings import RouteSettings
+from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, router_stats
 from dragoman.web.stats import RouterStats
 
@@ -80,7 +81,13 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    app = FastAPI(title="dragoman router", version=__version__, lifespan=lifespan)
+    app = FastAPI(
+        title="dragoman router",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,  # web/docs.py: from this server's files
+        redoc_url=None,
+    )
     app.state.pool = pool
     app.state.metrics = metrics
     app.state.stats = stats
@@ -163,6 +170,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     add_web(app, router_stats)  # the translate page, the dashboard and /v1/stats
+    add_docs(app)
     return app
 
 
