@@ -142,3 +142,25 @@ def test_router_pages_translate_through_the_proxy_and_show_every_backend(
         router.stop()
         for b in backends:
             b.stop()
+
+
+def test_chart_axis_labels_keep_their_fractions_and_an_outage_is_a_gap(
+    page: Page, echo: Launched
+) -> None:
+    """The whole-number charts labelled a top of 6 as 0, 2, 3, 5, 6 (1.5 and 4.5 rounded),
+    and a line was drawn straight across the seconds the server did not answer."""
+    page.page.goto(f"{echo.url}/dashboard")
+    drawn = page.page.evaluate(
+        """() => {
+          const canvas = document.createElement("canvas");
+          canvas.style.width = "400px"; canvas.style.height = "120px";
+          document.body.append(canvas);
+          const chart = new LineChart(canvas, document.createElement("div"), {
+            series: [{ label: "requests", color: "red", get: (p) => p.v }], digits: 0,
+          });
+          const points = [0, 1, 2, 3, 13, 14, 15].map((t) => ({ t: 1000 + t, v: 5.5 }));
+          chart.draw(points);
+          return [canvas.dataset.ticks, canvas.dataset.runs];
+        }"""
+    )
+    assert drawn == ["0 1.5 3 4.5 6", "2"]  # two stretches: the 10 s without points is a gap

@@ -133,3 +133,97 @@ def test_key_prompt_when_the_server_requires_keys(
         assert r.status_code == 401
     finally:
         server.stop()
+
+
+def test_swap_during_a_translation_keeps_the_new_text_and_drops_the_stale_reply(
+    page: Page, logs: Path
+) -> None:
+    """Swapping while a translation ran copied the previous result over the text typed since,
+    and the stale reply then landed under the swapped languages."""
+    server = launch_echo(logs, LANGUAGES, "--echo-delay", "2")
+    try:
+        open_page(page, server.url)
+        page.page.select_option("#source", "en")
+        page.page.select_option("#target", "fr")
+        page.page.fill("#text", "The first text")
+        page.page.click("#translate")
+        expect(page.page.locator("#result")).to_have_text("The first text")
+        page.page.fill("#text", "A second text typed since")
+        page.page.click("#translate")
+        expect(page.page.locator("#translate")).to_have_text("Translating…")
+        with page.page.expect_event("requestfailed") as failed:  # the running one, aborted
+            page.page.keyboard.press("Alt+s")
+        assert failed.value.url.endswith("/v1/translate")
+        expect(page.page.locator("#source")).to_have_value("fr")
+        expect(page.page.locator("#target")).to_have_value("en")
+        expect(page.page.locator("#translate")).to_have_text("Translate")
+        expect(page.page.locator("#text")).to_have_value("A second text typed since")
+        expect(page.page.locator("#result")).to_be_empty()
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
+def test_settings_are_asked_again_while_the_server_is_not_ready(
+    page: Page, logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/frontend/settings answers 503 while the engine loads: the page asked once, so it never
+    showed the limit nor asked for the key until a translation failed."""
+    monkeypatch.setenv("DRAGOMAN_API_KEYS", "good-key")
+    server = launch_echo(logs, LANGUAGES, "--max-text-chars", "50")
+    asked: list[str] = []
+
+    def loading_first(route):  # type: ignore[no-untyped-def]
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            route.fulfill(
+                status=503,
+                json={"error": "the engine is loading"},
+                headers={"Retry-After": "1"},
+            )
+        else:
+            route.continue_()
+
+    try:
+        page.page.route("**/frontend/settings", loading_first)
+        open_page(page, server.url)
+        expect(page.page.locator("#key-form")).to_be_visible()
+        expect(page.page.locator("#count")).to_have_text("0 / 50")
+        assert len(asked) == 2
+    finally:
+        server.stop()
+
+
+def test_a_refusal_with_retry_after_reads_as_two_sentences(
+    page: Page, logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRAGOMAN_API_KEYS", "k")
+    server = launch_echo(logs, LANGUAGES, "--key-requests-per-minute", "1")
+    try:
+        page.page.add_init_script("sessionStorage.setItem('dragoman.apiKey', 'k')")
+        open_page(page, server.url)
+        page.page.select_option("#source", "en")
+        page.page.fill("#text", "Hello there")
+        page.page.click("#translate")
+        expect(page.page.locator("#result")).to_have_text("Hello there")
+        page.page.click("#translate")
+        error = page.page.locator("#error")
+        expect(error).to_contain_text(re.compile(r"[a-z0-9]\. Retry in \d+ s\.$"))
+        assert ". . " not in error.inner_text() and ".. " not in error.inner_text()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("path", ["/", "/dashboard"])
+def test_the_pages_fit_a_phone_without_scrolling_sideways(
+    browser, echo: Launched, path: str
+) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    try:
+        p = context.new_page()
+        p.goto(echo.url + path)
+        p.locator("header.bar").wait_for()
+        wide = p.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= 375
+    finally:
+        context.close()

@@ -1,6 +1,9 @@
 // A small line chart on a canvas, written for the dashboard: time on x (the last `span`
-// seconds), one or more series on y from 0 (or a fixed max), gaps where a value is null.
+// seconds), one or more series on y from 0 (or a fixed max), gaps where a value is null or
+// where points are missing (the server was unreachable).
 "use strict";
+
+const GAP_SECONDS = 3;  // points come a second apart: a longer silence is drawn as a gap
 
 class LineChart {
   constructor(canvas, legend, { series, span = 120, max = null, unit = "", digits = 1 }) {
@@ -24,6 +27,12 @@ class LineChart {
     if (abs >= 10) return v.toFixed(Math.min(1, this.digits)) + this.unit;
     if (abs >= 1) return v.toFixed(this.digits) + this.unit;
     return Number(v.toPrecision(2)) + this.unit;  // 0.025, 0.5
+  }
+
+  // An axis label: a quarter of a whole-number top (1.5 of 6) keeps its fraction.
+  tick(v) {
+    if (Math.abs(v) >= 100 || v === 0) return v.toFixed(0) + this.unit;
+    return Number(v.toPrecision(3)) + this.unit;
   }
 
   // A "nice" top for the y axis (1, 2, 4, 6 or 8 times a power of ten: quarters read well).
@@ -70,12 +79,14 @@ class LineChart {
     g.lineWidth = 1;
     g.textAlign = "right";
     g.textBaseline = "middle";
+    const ticks = [];
     for (let i = 0; i <= 4; i++) {
       const v = (yMax * i) / 4, yy = Math.round(y(v)) + 0.5;
       g.globalAlpha = 0.2;
       g.beginPath(); g.moveTo(left, yy); g.lineTo(left + pw, yy); g.stroke();
       g.globalAlpha = 0.9;
-      g.fillText(this.format(v), left - 6, yy);
+      ticks.push(this.tick(v));
+      g.fillText(ticks[i], left - 6, yy);
     }
     g.textAlign = "center";
     g.textBaseline = "top";
@@ -85,18 +96,21 @@ class LineChart {
     }
     g.globalAlpha = 1;
 
-    // Lines; a null value breaks the line.
+    // Lines; a null value or missing points break the line.
     g.lineJoin = "round";
+    let runs = 0;
     for (const s of this.series) {
       g.strokeStyle = s.color;
       g.lineWidth = s.width || 2;
       g.setLineDash(s.dash || []);
       g.beginPath();
-      let pen = false;
+      let pen = false, before = null;
       for (const p of shown) {
         const v = s.get(p);
+        if (before !== null && p.t - before > GAP_SECONDS) pen = false;
+        before = p.t;
         if (v === null || v === undefined) { pen = false; continue; }
-        if (pen) g.lineTo(x(p.t), y(v)); else g.moveTo(x(p.t), y(v));
+        if (pen) g.lineTo(x(p.t), y(v)); else { g.moveTo(x(p.t), y(v)); runs += 1; }
         pen = true;
       }
       g.stroke();
@@ -117,5 +131,7 @@ class LineChart {
     c.setAttribute("aria-label", this.series.map((s, i) => `${s.label} ${this.format(values[i])}`).join(", "));
     c.dataset.points = String(shown.length);
     c.dataset.max = String(largest);
+    c.dataset.ticks = ticks.join(" ");
+    c.dataset.runs = String(runs);  // unbroken stretches of line, all series together
   }
 }

@@ -65,7 +65,9 @@ const dragoman = (() => {
     if (!response.ok) {
       const [code, message] = describe(response.status, data, response.statusText);
       const retry = response.headers.get("Retry-After");
-      const suffix = retry && response.status !== 401 ? ` Retry in ${retry} s.` : "";
+      // the server's messages end without a full stop: one before the hint
+      const stop = /[.!?…]$/.test(message) ? "" : ".";
+      const suffix = retry && response.status !== 401 ? `${stop} Retry in ${retry} s.` : "";
       throw new ApiError(response.status, code, message + suffix);
     }
     return data;

@@ -17,6 +17,7 @@
   let allCodes = [];
   let detected = null;     // language detected for the last translation, for swap
   let inFlight = null;     // AbortController of the running request
+  let shownFor = null;     // the input text the shown result translates
 
   const name = (code) => names[code] || dragoman.languageName(code);
 
@@ -96,14 +97,21 @@
   }
 
   async function loadSettings() {
-    try {
-      const s = await dragoman.request("frontend/settings");
-      charLimit = Number.isFinite(s.charLimit) && s.charLimit > 0 ? s.charLimit : null;
-      if (s.keyRequired && !dragoman.key(KEY)) askForKey("");
-    } catch {
-      /* an older server or none healthy yet: no limit shown, the server still enforces it */
+    // Asked again while the server answers 503 (its engine still loading) or cannot be
+    // reached; an older server without the route has nothing to say.
+    for (let wait = 1000; ; wait = Math.min(wait * 2, 10000)) {
+      try {
+        const s = await dragoman.request("frontend/settings");
+        charLimit = Number.isFinite(s.charLimit) && s.charLimit > 0 ? s.charLimit : null;
+        if (s.keyRequired && !dragoman.key(KEY)) askForKey("");
+        updateCount();
+        return;
+      } catch (err) {
+        updateCount();
+        if (err.status !== 503 && err.status !== 0) return;
+        await new Promise((r) => setTimeout(r, wait));
+      }
     }
-    updateCount();
   }
 
   function askForKey(message) {
@@ -125,9 +133,10 @@
 
   const seconds = dragoman.seconds;
 
-  function showResult(data, roundTrip) {
+  function showResult(data, roundTrip, text) {
     const item = data.translations[0];
     ui.result.textContent = item.text;
+    shownFor = text;
     ui.copy.disabled = false;
     detected = item.detected_source_lang || null;
     const t = data.timing;
@@ -164,7 +173,7 @@
       const data = await dragoman.request("v1/translate", {
         method: "POST", body, keyName: KEY, signal: controller.signal,
       });
-      showResult(data, (performance.now() - started) / 1000);
+      showResult(data, (performance.now() - started) / 1000, text);
     } catch (err) {
       if (err.name === "AbortError") return;
       ui.result.textContent = "";
@@ -188,16 +197,21 @@
     if (!from) return;
     const to = ui.target.value;
     if (![...ui.source.options].some((o) => o.value === to)) return;
+    // A translation still running is of the old direction: its reply must not land.
+    if (inFlight) inFlight.abort();
     ui.source.value = to;
     fillTargets();
     if ([...ui.target.options].some((o) => o.value === from)) ui.target.value = from;
-    if (ui.result.textContent) {
+    // The result becomes the input only when it translates the text still there: text typed
+    // since is the user's and stays.
+    if (ui.result.textContent && shownFor === ui.text.value) {
       ui.text.value = ui.result.textContent;
-      ui.result.textContent = "";
-      ui.timing.textContent = "";
-      ui.copy.disabled = true;
       updateCount();
     }
+    ui.result.textContent = "";
+    ui.timing.textContent = "";
+    ui.copy.disabled = true;
+    shownFor = null;
     remember();
   }
 
