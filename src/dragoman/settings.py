@@ -7,18 +7,22 @@ defaults below both. Precedence: flag > environment > config file > default.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     CliPositionalArg,
     CliSuppress,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -34,6 +38,50 @@ def _comma_list(value: object) -> object:
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dragoman"
+
+
+class _Env(EnvSettingsSource):
+    """`DRAGOMAN_` variables. A list setting is read as JSON, or else as comma-separated
+    items (`DRAGOMAN_LANGUAGES=en,fr` as `--languages en,fr` reads)."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: object) -> object:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:
+            return _comma_list(value)
+
+
+def _toml(settings_cls: type[BaseSettings], config: str) -> TomlConfigSettingsSource:
+    """The config file's source; a file that is missing or not TOML, or a key no command
+    has (a typo), is a SettingsError naming it."""
+    if not Path(config).is_file():
+        raise SettingsError(f"config file {config}: no such file")
+    try:
+        source = TomlConfigSettingsSource(settings_cls, toml_file=config)
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise SettingsError(f"config file {config}: {exc}") from None
+    unknown = sorted(set(source.toml_data) - known_setting_names())
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, known_setting_names(), n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise SettingsError(f"config file {config}: unknown settings: {', '.join(hints)}")
+    return source
+
+
+def known_setting_names() -> set[str]:
+    """Every setting of every command: one config file may serve several commands."""
+    import dragoman.deploy.k8s.settings
+    import dragoman.deploy.ray.settings  # noqa: F401 (their classes are _Base's too)
+
+    names: set[str] = set()
+    stack: list[type[BaseSettings]] = [_Base]
+    while stack:
+        cls = stack.pop()
+        names |= set(cls.model_fields)
+        stack += cls.__subclasses__()
+    return names
 
 
 class _Base(BaseSettings):
@@ -55,12 +103,10 @@ class _Base(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _Env(settings_cls)]
         config = os.environ.get("DRAGOMAN_CONFIG")
         if config:
-            if not Path(config).is_file():
-                raise ValueError(f"DRAGOMAN_CONFIG: no such file: {config}")
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
+            sources.append(_toml(settings_cls, config))
         return tuple(sources)
 
 
@@ -183,6 +229,8 @@ class EngineSettings(ModelSettings):
 
 class ModelSpec(BaseModel):
     """One model of a multi-model server (`[[models]]` in the config file)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key is an error, not a default
 
     name: str
     """Name it is served under (in answers, logs and metrics)."""
@@ -697,6 +745,8 @@ class EvalSettings(_Base):
 
 
 class BackendSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     url: str
     """Base URL of a dragoman server, e.g. http://127.0.0.1:8001."""
 
@@ -754,6 +804,13 @@ class RouteSettings(_Base):
 
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body the proxy reads (413 `body_too_large`)."""
+
+    keep_alive_seconds: int = Field(default=30, ge=1)
+    """Idle client connections close after this long (longer than HTTP clients' pools keep
+    theirs, as on `dragoman serve`)."""
+
+    cors_origins: str = "*"
+    """Access-Control-Allow-Origin for browser clients, as on `dragoman serve`; empty: none."""
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level."""

@@ -120,6 +120,9 @@ _SHAPES: dict[str, Shape] = {
 }
 
 
+ERROR_HEADER = "X-Dragoman-Error"
+
+
 def shaped(
     path: str, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
@@ -129,6 +132,9 @@ def shaped(
         message = message.encode("utf-8", "replace").decode("utf-8")
     status, body = _SHAPES[surface_of(path)](status, code, message)
     kept = dict(headers or {})
+    # The code in every shape, also those whose body has none (LibreTranslate, DeepL): what
+    # `dragoman route` reads to tell a full backend from a key's limit or a draining server.
+    kept[ERROR_HEADER] = code
     if status != 401:  # a challenge belongs to a 401 only
         kept.pop("WWW-Authenticate", None)
     return JSONResponse(body, status_code=status, headers=kept)

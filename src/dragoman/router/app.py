@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -17,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from dragoman import __version__
 from dragoman.api._disconnect import cancel_on_disconnect
+from dragoman.api.cors import Cors
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import error_response, register_error_handlers, render
 from dragoman.api.translate.protocol import TranslateRequest
@@ -24,8 +26,9 @@ from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
 from dragoman.router.backends import ANY, Backend, Pool, Want
 from dragoman.router.compat import PASSED, deepl_want, libretranslate_want
+from dragoman.router.gather import gather_lists, merged
 from dragoman.router.health import run_checks
-from dragoman.router.proxy import forward, outgoing
+from dragoman.router.proxy import Outgoing, forward, outgoing
 from dragoman.settings import RouteSettings
 from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, router_stats
@@ -58,7 +61,12 @@ def backends_from(settings: RouteSettings) -> list[Backend]:
 
 def build_router_app(settings: RouteSettings) -> FastAPI:
     metrics = RouterMetrics()
-    pool = Pool(backends_from(settings), settings.fail_threshold, settings.recover_threshold)
+    pool = Pool(
+        backends_from(settings),
+        settings.fail_threshold,
+        settings.recover_threshold,
+        readmit_seconds=math.ceil(settings.check_interval * settings.recover_threshold),
+    )
     stats = RouterStats(metrics, pool)
 
     @asynccontextmanager
@@ -66,7 +74,10 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         limits = httpx.Limits(
             max_connections=settings.max_connections, max_keepalive_connections=None
         )
-        timeout = httpx.Timeout(settings.timeout, connect=settings.connect_timeout)
+        # a wait for one of the proxy's own connections is short: 503 proxy_busy after it
+        timeout = httpx.Timeout(
+            settings.timeout, connect=settings.connect_timeout, pool=settings.connect_timeout
+        )
         async with (
             httpx.AsyncClient(limits=limits, timeout=timeout) as client,
             httpx.AsyncClient(timeout=settings.check_timeout) as checker,
@@ -95,18 +106,32 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
+    if settings.cors_origins:  # outermost: refusals carry the headers too
+        app.add_middleware(Cors, origins=settings.cors_origins)
     register_error_handlers(app)
 
-    async def relay(request: Request, want: Want) -> Response:
+    def outgoing_of(request: Request, body: bytes) -> Outgoing:
         """Forwarded as sent, with the client's content type, key, request id (ours when it
         sent none) and deadline headers."""
         headers = dict(request.headers)
         headers["x-request-id"] = request.scope["state"]["request_id"]
-        out = outgoing(
-            request.method, request.url.path, request.url.query, await request.body(), headers
-        )
+        return outgoing(request.method, request.url.path, request.url.query, body, headers)
+
+    async def relay(request: Request, want: Want) -> Response:
+        out = outgoing_of(request, await request.body())
         client = request.app.state.client
-        return await cancel_on_disconnect(request, forward(client, pool, want, out, metrics))
+        # A detected source is detected among the languages of the backend the request
+        # reaches: the one serving the most.
+        widest = (want[0] is None and want != ANY) or request.url.path == "/detect"
+        work = forward(client, pool, want, out, metrics, widest=widest)
+        return await cancel_on_disconnect(request, work)
+
+    async def gathered(request: Request, key: str, nested: str | None = None) -> Response:
+        """A language list as every healthy backend answers it, merged by `key` (the
+        union of each entry's `nested` list too): a client builds its menus from it."""
+        out = outgoing_of(request, await request.body())
+        answers = await gather_lists(request.app.state.client, pool, out, metrics)
+        return merged(answers, key, nested)
 
     @app.post("/v1/translate")
     async def translate(body: TranslateRequest, request: Request) -> Response:
@@ -123,6 +148,16 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     async def deepl_translate(request: Request) -> Response:
         """DeepL's translate, routed by its pair (no source_lang: by its target)."""
         return await relay(request, await deepl_want(request))
+
+    @app.get("/languages", tags=["libretranslate"])
+    async def lt_languages(request: Request) -> Response:
+        """LibreTranslate's languages, merged over the healthy backends."""
+        return await gathered(request, "code", "targets")
+
+    @app.api_route("/v2/languages", methods=["GET", "POST"], tags=["deepl"])
+    async def deepl_languages(request: Request) -> Response:
+        """DeepL's languages (`type` source or target), merged over the healthy backends."""
+        return await gathered(request, "language")
 
     for methods, path in PASSED:
 
@@ -178,4 +213,10 @@ def route(settings: RouteSettings) -> None:
     import uvicorn
 
     app = build_router_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        timeout_keep_alive=settings.keep_alive_seconds,
+    )

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dragoman.errors import DragomanError, UnsupportedLanguage
+from dragoman.errors import Rejected, UnsupportedLanguage
 from dragoman.languages import Pair
 
 
-class NoHealthyBackend(DragomanError):
+class NoHealthyBackend(Rejected):
     status_code = 503
     code = "no_healthy_backend"
 
 
-class BackendsBusy(DragomanError):
+class BackendsBusy(Rejected):
     status_code = 503
     code = "backends_busy"
 
@@ -41,6 +41,11 @@ class Backend:
     passes: int = 0  # consecutive passed checks
     outstanding: int = 0
 
+    @property
+    def sources(self) -> int:
+        """How many source languages it serves: where a detected source is best detected."""
+        return len({s for s, _ in self.pairs})
+
     def serves(self, want: Want) -> bool:
         if want == ANY:
             return True
@@ -51,25 +56,55 @@ class Backend:
 
 
 class Pool:
-    def __init__(self, backends: list[Backend], fail_threshold: int, recover_threshold: int):
+    def __init__(
+        self,
+        backends: list[Backend],
+        fail_threshold: int,
+        recover_threshold: int,
+        readmit_seconds: int = 2,
+    ):
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError("backend names must be unique")
         self.backends = backends
         self.fail_threshold = fail_threshold
         self.recover_threshold = recover_threshold
+        self.readmit_seconds = readmit_seconds
+        """About how long an ejected backend takes to be admitted again: the Retry-After of
+        a refusal for want of a healthy one."""
 
-    def pick(self, want: Want, exclude: set[str] = frozenset()) -> Backend:  # type: ignore[assignment]
+    def pick(
+        self,
+        want: Want,
+        exclude: set[str] = frozenset(),  # type: ignore[assignment]
+        widest: bool = False,
+    ) -> Backend:
+        """The healthy backend serving `want` with the fewest outstanding requests (`widest`:
+        among those serving the most source languages first). Ties go to the first
+        configured (stable, predictable)."""
         serving = [b for b in self.backends if b.serves(want)]
         if not serving:
+            if any(b.learn_pairs and not b.pairs for b in self.backends):
+                # a backend not reached yet may serve it: not the client's error
+                raise NoHealthyBackend(
+                    f"no backend reached yet serves {describe(want)}; retry later",
+                    retry_after=self.readmit_seconds,
+                )
             raise UnsupportedLanguage(f"no backend serves {describe(want)}")
         healthy = [b for b in serving if b.healthy and b.name not in exclude]
         if not healthy:
-            raise NoHealthyBackend(f"no healthy backend serves {describe(want)}; retry later")
+            raise NoHealthyBackend(
+                f"no healthy backend serves {describe(want)}; retry later",
+                retry_after=self.readmit_seconds,
+            )
         free = [b for b in healthy if b.outstanding < b.max_in_flight]
         if not free:
-            raise BackendsBusy(f"every backend serving {describe(want)} is at its limit")
-        # Fewest outstanding requests; ties go to the first configured (stable, predictable).
+            raise BackendsBusy(
+                f"every backend serving {describe(want)} is at its limit", retry_after=1
+            )
+        if widest:
+            most = max(b.sources for b in free)
+            free = [b for b in free if b.sources == most]
         return min(free, key=lambda b: b.outstanding)
 
     def record_failure(self, backend: Backend) -> bool:
@@ -100,8 +135,11 @@ class Pool:
         backend.fails = max(backend.fails, self.fail_threshold)
 
     def served_pairs(self) -> dict[Pair, list[str]]:
+        """The pairs the healthy backends serve, and which serve each."""
         out: dict[Pair, list[str]] = {}
         for b in self.backends:
+            if not b.healthy:
+                continue
             for pair in sorted(b.pairs):
                 out.setdefault(pair, []).append(b.name)
         return out

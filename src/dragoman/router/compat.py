@@ -12,14 +12,15 @@ from dragoman.api.libretranslate.protocol import from_lt
 from dragoman.api.params import read_params
 from dragoman.router.backends import ANY, Want
 
-# Paths proxied as they are (method, path): each surface's reads and chat.
+# Paths proxied as they are (method, path): each surface's reads and chat. The language lists
+# (/languages, /v2/languages) are merged over the backends instead (router/gather.py).
 PASSED = (
     (("POST",), "/detect"),
-    (("GET",), "/languages"),
     (("GET",), "/frontend/settings"),
-    (("GET", "POST"), "/v2/languages"),
     (("GET", "POST"), "/v2/usage"),
+    (("GET",), "/v2/glossary-language-pairs"),
     (("GET",), "/v1/models"),
+    (("GET",), "/v1/models/{model_id:path}"),
     (("POST",), "/v1/chat/completions"),
 )
 

@@ -18,22 +18,42 @@ import httpx
 from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
-from dragoman.errors import DragomanError
+from dragoman.api.errors import ERROR_HEADER
+from dragoman.errors import DragomanError, Rejected
 from dragoman.metrics import RouterMetrics
 from dragoman.router.backends import Backend, BackendsBusy, NoHealthyBackend, Pool, Want
 
 log = logging.getLogger(__name__)
 
-# Not relayed: hop-by-hop headers, and the request id (the proxy's edge sets its own, the same).
-_HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", "x-request-id"}
+# Not relayed: hop-by-hop headers, the request id (the proxy's edge sets its own, the same) and
+# the proxy's own server's Date and Server.
+_HOP_HEADERS = {
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "trailer",
+    "te",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "x-request-id",
+    "date",
+    "server",
+}
 # Headers of the client's request that the backend needs to see.
 FORWARDED = ("content-type", "authorization", "x-request-id", "x-request-timeout", "accept")
 # A backend answering these is alive but cannot take the request now: try another.
 _SATURATED = (429, 503)
+# ...unless the refusal is the client's own (its key's rate or quota): the same on every backend.
+_THE_CLIENTS = {"rate_limited", "quota_exceeded"}
 # A backend answering these failed this request; another may not (the work is idempotent).
 _FAILED = (500, 502)
 # 503 codes that mean the backend is going away: out of the pool until its checks pass.
 _GONE = {"draining", "engine_dead"}
+_GRACE = 1.0
+"""Seconds the proxy waits past a client's deadline (X-Request-Timeout) for the backend's own
+504 before answering it itself: a hung backend holds a request no longer than its client."""
 
 
 class BackendUnreachable(DragomanError):
@@ -46,8 +66,23 @@ class BackendTimeout(DragomanError):
     code = "backend_timeout"
 
 
+class DeadlinePassed(DragomanError):
+    status_code = 504
+    code = "deadline_exceeded"
+
+
+class ProxyBusy(Rejected):
+    """Every connection the proxy keeps to its backends is in use (--max-connections)."""
+
+    status_code = 503
+    code = "proxy_busy"
+
+
 def _error_code(r: httpx.Response) -> str | None:
-    """The native or OpenAI error code of a refusal (other shapes carry none)."""
+    """The code of a dragoman refusal, in any surface's shape (the header every error
+    carries), else a native or OpenAI body's."""
+    if code := r.headers.get(ERROR_HEADER):
+        return code
     try:
         code = r.json()["error"]["code"]
     except (ValueError, KeyError, TypeError):
@@ -66,33 +101,73 @@ class Outgoing:
     method: str
     path: str  # with its query string
     body: bytes
-    headers: dict[str, str]
+    headers: dict[bytes, bytes]  # as the client sent them (a value may hold any byte)
+    deadline: float | None = None  # the client's X-Request-Timeout, seconds
 
 
-async def _send(
-    client: httpx.AsyncClient,
-    pool: Pool,
-    b: Backend,
-    out: Outgoing,
-    metrics: RouterMetrics,
-) -> httpx.Response:
-    """The backend's answer; a stream is left open for the relay, anything else is read."""
-    b.outstanding += 1
-    metrics.outstanding.labels(b.name).set(b.outstanding)
+class _Slot:
+    """A backend's place taken by one request (its `outstanding`), given back once: when the
+    answer is read, or, for a stream, when the relay closes it."""
+
+    def __init__(self, b: Backend, metrics: RouterMetrics) -> None:
+        self.b, self.metrics, self.held = b, metrics, True
+        b.outstanding += 1
+        metrics.outstanding.labels(b.name).set(b.outstanding)
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.b.outstanding -= 1
+            self.metrics.outstanding.labels(self.b.name).set(self.b.outstanding)
+
+
+def _timeout(client: httpx.AsyncClient, out: Outgoing) -> httpx.Timeout:
+    t = client.timeout
+    if out.deadline is None or out.deadline + _GRACE >= (t.read or float("inf")):
+        return t
+    return httpx.Timeout(out.deadline + _GRACE, connect=t.connect, pool=t.pool)
+
+
+async def send(
+    client: httpx.AsyncClient, pool: Pool, b: Backend, out: Outgoing, metrics: RouterMetrics
+) -> tuple[httpx.Response, _Slot]:
+    """The backend's answer; a stream is left open (its slot held) for the relay, anything
+    else is read. Raises ProxyBusy when the proxy had no connection free, DeadlinePassed when
+    the client's deadline passed (neither is the backend's fault), httpx's errors else."""
+    slot = _Slot(b, metrics)
     started = time.perf_counter()
-    request = client.build_request(
-        out.method, f"{b.url}{out.path}", content=out.body, headers=out.headers
-    )
+    timeout = _timeout(client, out)
+    r: httpx.Response | None = None
     try:
+        request = client.build_request(
+            out.method,
+            f"{b.url}{out.path}",
+            content=out.body,
+            headers=out.headers,
+            timeout=timeout,
+        )
         r = await client.send(request, stream=True)
         if not _streamed(r) or r.status_code != 200:
             try:
                 await r.aread()
             finally:
                 await r.aclose()
-    except httpx.TimeoutException:
+    except httpx.PoolTimeout as exc:
+        raise ProxyBusy(
+            "the proxy's connections to its backends are all in use; retry shortly",
+            retry_after=1,
+        ) from exc
+    except httpx.ConnectTimeout:
+        metrics.errors.labels(b.name, "connect").inc()
+        if pool.record_failure(b):
+            metrics.healthy.labels(b.name).set(0)
+        raise
+    except httpx.TimeoutException as exc:
+        if timeout is not client.timeout:  # the client's deadline, not the backend's fault
+            raise DeadlinePassed(f"the request's deadline of {out.deadline:g} s passed") from exc
         metrics.errors.labels(b.name, "timeout").inc()
-        pool.record_failure(b)
+        if pool.record_failure(b):
+            metrics.healthy.labels(b.name).set(0)
         raise
     except httpx.TransportError:
         metrics.errors.labels(b.name, "connect").inc()
@@ -100,33 +175,49 @@ async def _send(
         metrics.healthy.labels(b.name).set(0)
         raise
     finally:
-        b.outstanding -= 1
-        metrics.outstanding.labels(b.name).set(b.outstanding)
+        if r is None or r.is_closed:
+            slot.release()
     metrics.upstream.labels(b.name, str(r.status_code)).inc()
     metrics.upstream_latency.labels(b.name).observe(time.perf_counter() - started)
+    return r, slot
+
+
+def _judge(pool: Pool, b: Backend, r: httpx.Response, metrics: RouterMetrics, charge: bool) -> None:
+    """What an answer says of the backend's health. A refusal is no failure; nor is a 504 of
+    the client's own deadline, nor a failure the request already had on another backend
+    (`charge` False: the request, not the backend, is the likely cause)."""
     if r.status_code == 429:
-        pass  # alive and answering, only full: no mark either way
-    elif r.status_code == 503:
+        return  # alive and answering, only full (or the client's key is): no mark either way
+    if r.status_code == 503:
         if _error_code(r) in _GONE:
             pool.eject(b)
             metrics.healthy.labels(b.name).set(0)
-    elif r.status_code >= 500:
+        return
+    if r.status_code >= 500:
         metrics.errors.labels(b.name, f"http_{r.status_code}").inc()
-        if pool.record_failure(b):
+        if charge and _error_code(r) != "deadline_exceeded" and pool.record_failure(b):
             metrics.healthy.labels(b.name).set(0)
-    else:
-        pool.record_success(b, from_check=False)
-    return r
+        return
+    pool.record_success(b, from_check=False)
 
 
-def _relay(backend: Backend, r: httpx.Response) -> Response:
+def relay(backend: Backend, r: httpx.Response, slot: _Slot | None = None) -> Response:
     headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_HEADERS}
     headers["x-dragoman-backend"] = backend.name
-    if not r.is_closed:  # a stream: relayed as it comes, closed when done or abandoned
+    if not r.is_closed:  # a stream: relayed as it comes; its slot held until it is closed
         return StreamingResponse(
-            r.aiter_raw(), r.status_code, headers, background=BackgroundTask(r.aclose)
+            r.aiter_raw(), r.status_code, headers, background=BackgroundTask(_close, r, slot)
         )
+    headers.pop("content-encoding", None)  # r.content is the decoded body
     return Response(r.content, status_code=r.status_code, headers=headers)
+
+
+async def _close(r: httpx.Response, slot: _Slot | None) -> None:
+    try:
+        await r.aclose()
+    finally:
+        if slot is not None:
+            slot.release()
 
 
 def _retry_after(r: httpx.Response) -> float:
@@ -139,8 +230,21 @@ def _retry_after(r: httpx.Response) -> float:
 def outgoing(
     method: str, path: str, query: str, body: bytes, client_headers: dict[str, str]
 ) -> Outgoing:
-    headers = {k: v for k, v in client_headers.items() if k.lower() in FORWARDED}
-    return Outgoing(method, f"{path}?{query}" if query else path, body, headers)
+    """The request to relay. Header values go as the bytes the client sent (the server reads
+    them as Latin-1): httpx would refuse a str holding a byte past ASCII."""
+    headers = {
+        k.encode("latin-1"): v.encode("latin-1", "replace")
+        for k, v in client_headers.items()
+        if k.lower() in FORWARDED
+    }
+    headers[b"accept-encoding"] = b"identity"  # bodies are relayed as they come
+    try:
+        deadline = float(client_headers.get("x-request-timeout", ""))
+    except ValueError:
+        deadline = None
+    if deadline is not None and not 0 < deadline < float("inf"):
+        deadline = None  # the backend answers a bad value in its surface's shape
+    return Outgoing(method, f"{path}?{query}" if query else path, body, headers, deadline)
 
 
 async def forward(
@@ -149,44 +253,65 @@ async def forward(
     want: Want,
     out: Outgoing,
     metrics: RouterMetrics,
+    widest: bool = False,
 ) -> Response:
+    """`widest`: prefer the backends serving the most source languages (a detected source is
+    detected among the languages of the backend it reaches)."""
     tried: set[str] = set()
     refused: list[tuple[Backend, httpx.Response]] = []
     failed: list[tuple[Backend, httpx.Response]] = []
     unreachable: str | None = None
+    none_left: DragomanError | None = None
     while True:
         try:
-            backend = pool.pick(want, exclude=tried)
-        except (NoHealthyBackend, BackendsBusy):
+            backend = pool.pick(want, exclude=tried, widest=widest)
+        except (NoHealthyBackend, BackendsBusy) as exc:
             if not tried:
                 raise
+            none_left = exc
             break  # every candidate was tried
         if tried:
             metrics.retries.inc()
         tried.add(backend.name)
         try:
-            r = await _send(client, pool, backend, out, metrics)
+            r, slot = await send(client, pool, backend, out, metrics)
+        except httpx.ConnectTimeout:  # nothing was sent: another backend may take it
+            log.warning("backend %s did not accept a connection; trying another", backend.name)
+            unreachable = backend.name
+            continue
         except httpx.TimeoutException as exc:
             raise BackendTimeout(f"backend {backend.name} did not answer in time") from exc
         except httpx.TransportError as exc:
             log.warning("backend %s unreachable (%s); trying another", backend.name, exc)
             unreachable = backend.name
             continue
-        if r.status_code in _SATURATED or (r.is_closed and _error_code(r) == "model_not_found"):
-            refused.append((backend, r))  # full, going away, or serving another model
+        _judge(pool, backend, r, metrics, charge=not failed)
+        code = _error_code(r) if r.is_closed else None
+        if r.status_code in _SATURATED and code not in _THE_CLIENTS:
+            refused.append((backend, r))  # full or going away
+            continue
+        if code == "model_not_found":
+            refused.append((backend, r))  # serving another model
             continue
         if r.status_code in _FAILED and r.is_closed:
             log.warning(
-                "backend %s failed the request (%d); trying another", backend.name, r.status_code
+                "backend %s failed the request (%d)%s",
+                backend.name,
+                r.status_code,
+                "; trying another" if not failed else "",
             )
             failed.append((backend, r))
-            continue
-        return _relay(backend, r)
+            if len(failed) < 2:
+                continue
+            break  # failed twice: the request, not one backend, is the likely cause
+        return relay(backend, r, slot)
     full = [(b, r) for b, r in refused if r.status_code == 429]
     if full:
-        return _relay(*min(full, key=lambda br: _retry_after(br[1])))
+        return relay(*min(full, key=lambda br: _retry_after(br[1])))
     if refused:
-        return _relay(*refused[-1])
+        return relay(*refused[-1])
     if failed:
-        return _relay(*failed[-1])
+        return relay(*failed[-1])
+    if none_left is not None and not isinstance(none_left, NoHealthyBackend):
+        raise none_left  # the others were busy
     raise BackendUnreachable(f"backend {unreachable} could not be reached")
