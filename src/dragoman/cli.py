@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import ValidationError
-from pydantic_settings import BaseSettings
+from pydantic_settings import BaseSettings, SettingsError
 
 from dragoman.errors import DragomanError
 
@@ -228,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             except ValidationError as exc:
                 print(f"dragoman: invalid settings:\n{exc}", file=sys.stderr)
+                return 2
+            except SettingsError as exc:
+                print(f"dragoman: invalid settings: {exc}", file=sys.stderr)
                 return 2
             except KeyboardInterrupt:
                 return 130

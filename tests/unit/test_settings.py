@@ -77,3 +77,58 @@ def test_raw_api_keys_come_from_the_environment_and_stay_secret(
     s = ServeSettings()
     assert s.api_keys is not None and s.api_keys.get_secret_value() == "k1,k2"
     assert "k1" not in repr(s)
+
+
+def test_list_settings_from_the_environment_as_json_or_comma_separated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only JSON was read: DRAGOMAN_LANGUAGES=en,fr ended in a traceback."""
+    from dragoman.settings import BenchSettings, RouteSettings
+
+    monkeypatch.setenv("DRAGOMAN_LANGUAGES", "en, fr")
+    monkeypatch.setenv("DRAGOMAN_CONCURRENCY", "1,4")
+    monkeypatch.setenv("DRAGOMAN_BACKEND_URLS", "http://a:1,http://b:2")
+    assert ServeSettings().languages == ["en", "fr"]
+    assert BenchSettings().concurrency == [1, 4]
+    assert [b.url for b in RouteSettings().backends] == ["http://a:1", "http://b:2"]
+    monkeypatch.setenv("DRAGOMAN_CONCURRENCY", "[2, 8]")
+    assert BenchSettings().concurrency == [2, 8]
+
+
+def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pydantic_settings import SettingsError
+
+    from dragoman.settings import RouteSettings
+
+    config = tmp_path / "dragoman.toml"
+    monkeypatch.setenv("DRAGOMAN_CONFIG", str(config))
+    config.write_text("max_num_seq = 8\n")
+    with pytest.raises(SettingsError, match=r"unknown settings: 'max_num_seq' .*'max_num_seqs'"):
+        ServeSettings()
+    # one file for several commands: a key of another command is fine
+    config.write_text('max_num_seqs = 8\nbackend_urls = ["http://a:1"]\n')
+    assert ServeSettings().max_num_seqs == 8
+    assert RouteSettings().backends[0].url == "http://a:1"
+    config.write_text('[[models]]\nname = "m"\nmodle = "x"\n')
+    with pytest.raises(ValidationError, match="modle"):
+        ServeSettings()
+    config.write_text("max_num_seqs = \n")
+    with pytest.raises(SettingsError, match=f"config file {config}"):
+        ServeSettings()
+
+
+def test_config_file_errors_are_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dragoman.cli import main
+
+    monkeypatch.delenv("DRAGOMAN_CONFIG", raising=False)
+    assert main(["info", "--config", str(tmp_path / "none.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dragoman: invalid settings: config file") and "Traceback" not in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("port = [\n")
+    assert main(["info", "--config", str(bad)]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -5,12 +5,16 @@ logs or metric labels; a key's name (from the file) may."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import re
 import secrets
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,30 +120,52 @@ class KeyStore:
 # -- `dragoman keys`: the file's editor ------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _editing(path: Path) -> Iterator[None]:
+    """One editor of the keys file at a time (`dragoman keys` run twice at once lost keys):
+    an exclusive lock on a file beside it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def add_key(path: Path, name: str) -> str:
     """Append a new key's digest under `name` and return the key (shown once, stored nowhere)."""
     if not _NAME.fullmatch(name):
         raise ConfigError(f"bad key name {name!r}: letters, digits and _ . @ - (up to 64)")
-    existing = parse_keys_file(path.read_text(), str(path)) if path.exists() else {}
-    if name in existing.values():
-        raise ConfigError(f"{path} already has a key named {name!r}")
-    key = new_key()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "a") as f:
-        f.write(f"{hash_key(key)} {name}\n")
+    with _editing(path):
+        text = path.read_text() if path.exists() else ""
+        if name in parse_keys_file(text, str(path)).values():
+            raise ConfigError(f"{path} already has a key named {name!r}")
+        key = new_key()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a") as f:
+            # a file edited by hand may end without a line break: the key gets a line of its own
+            f.write(
+                ("\n" if text and not text.endswith("\n") else "") + f"{hash_key(key)} {name}\n"
+            )
     return key
 
 
 def revoke_key(path: Path, name: str) -> bool:
-    """Remove the key named `name`; False when there is none."""
-    if not path.exists():
-        return False
-    lines = path.read_text().splitlines(keepends=True)
-    kept = [line for line in lines if line.split("#", 1)[0].split()[1:2] != [name]]
-    if len(kept) == len(lines):
-        return False
-    path.write_text("".join(kept))
+    """Remove the key named `name`; False when there is none. The file is replaced whole (a
+    server reading it meanwhile sees the old one or the new one, never half of one)."""
+    with _editing(path):
+        if not path.exists():
+            return False
+        lines = path.read_text().splitlines(keepends=True)
+        kept = [line for line in lines if line.split("#", 1)[0].split()[1:2] != [name]]
+        if len(kept) == len(lines):
+            return False
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write("".join(kept))
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
     return True
 
 

@@ -110,3 +110,41 @@ def test_a_bad_edit_keeps_the_keys_that_were_good(
     store = KeyStore(path, None)
     path.write_text(path.read_text() + "oops\n")
     assert store.authenticate(alice).name == "alice"
+
+
+def _add_many(path: str, names: list[str]) -> list[str]:
+    return [add_key(Path(path), name) for name in names]
+
+
+def test_keys_added_and_revoked_at_once_by_several_processes_are_all_kept(
+    tmp_path: Path,
+) -> None:
+    """`dragoman keys add` run in parallel printed keys that never reached the file, and a
+    revoke rewriting it meanwhile undid adds."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    path = tmp_path / "keys"
+    add_key(path, "doomed")
+    batches = [[f"k{p}-{i}" for i in range(10)] for p in range(4)]
+    with ProcessPoolExecutor(5) as pool:
+        added = [pool.submit(_add_many, str(path), names) for names in batches]
+        revoked = pool.submit(revoke_key, path, "doomed")
+        printed = [key for f in added for key in f.result()]
+        assert revoked.result()
+    store = KeyStore(path, None)
+    names = {store.authenticate(key).name for key in printed}
+    assert names == {name for names in batches for name in names}
+    assert "doomed" not in {name for name, _ in list_keys(path)}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_key_added_to_a_file_without_a_final_line_break_gets_its_own_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys"
+    first = add_key(path, "first")
+    path.write_text(path.read_text().rstrip("\n"))  # edited by hand
+    second = add_key(path, "second")
+    store = KeyStore(path, None)
+    assert store.authenticate(first).name == "first"
+    assert store.authenticate(second).name == "second"
