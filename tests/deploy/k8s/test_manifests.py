@@ -246,3 +246,32 @@ def test_deploy_k8s_reads_the_serve_config_file_and_writes_valid_files(
     assert probe["periodSeconds"] * probe["failureThreshold"] == math.ceil(3 * 40 / 5) * 5
     assert container(qwen)["resources"]["limits"]["memory"] == "3072Mi"
     assert qwen["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 20 + 5
+
+
+def _secret_refs(s: K8sSettings) -> dict[str, dict[str, Any]]:
+    (dep, *_) = [
+        d for d in by_kind(objects(s), "Deployment") if d["metadata"]["name"] != "dragoman-route"
+    ]
+    return {
+        e["name"]: e["valueFrom"]["secretKeyRef"] for e in container(dep)["env"] if "valueFrom" in e
+    }
+
+
+def test_keys_asked_for_make_the_keys_secret_required(tmp_path: Path) -> None:
+    """The Secret was optional whatever the settings: without it the pods served with keys
+    off although the operator gave --api-keys-file."""
+    assert {r["optional"] for r in _secret_refs(settings()).values()} == {True}
+    for asked in ({"api_keys_file": tmp_path / "keys"}, {"metrics_key": "m"}):
+        refs = _secret_refs(settings(**asked))
+        assert {r["optional"] for r in refs.values()} == {False}
+        assert {r["name"] for r in refs.values()} == {"dragoman-keys"}
+
+
+def test_a_path_setting_travels_and_port_0_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = settings(llama_server=Path("/opt/llama-server"))
+    (dep, *_) = [
+        d for d in by_kind(objects(s), "Deployment") if d["metadata"]["name"] != "dragoman-route"
+    ]
+    assert env_of(container(dep))["DRAGOMAN_LLAMA_SERVER"] == "/opt/llama-server"
+    with pytest.raises(ValueError, match="port 0"):
+        settings(port=0)

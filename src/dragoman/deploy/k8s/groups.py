@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
@@ -44,6 +45,8 @@ def env_value(value: Any) -> str:
     objects and booleans, plain text for strings and numbers."""
     if isinstance(value, str):
         return value
+    if isinstance(value, Path):
+        return str(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     if isinstance(value, list):

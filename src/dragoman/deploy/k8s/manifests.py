@@ -50,14 +50,22 @@ def _env(values: dict[str, str]) -> list[Obj]:
 
 
 def _secret_env(s: K8sSettings) -> list[Obj]:
-    """Keys come from an optional Secret, never from the manifests."""
+    """Keys come from a Secret, never from the manifests: optional unless the settings asked
+    for keys (then a pod without the Secret does not start, rather than serve with keys off)."""
+    optional = not s.wants_keys
     return [
         {
             "name": var,
-            "valueFrom": {"secretKeyRef": {"name": f"{s.name}-keys", "key": key, "optional": True}},
+            "valueFrom": {
+                "secretKeyRef": {"name": keys_secret(s), "key": key, "optional": optional}
+            },
         }
         for var, key in (("DRAGOMAN_API_KEYS", "api-keys"), ("DRAGOMAN_METRICS_KEY", "metrics-key"))
     ]
+
+
+def keys_secret(s: K8sSettings) -> str:
+    return f"{s.name}-keys"
 
 
 def _probe(path: str, period: int, failures: int, timeout: int) -> Obj:

@@ -83,4 +83,11 @@ class K8sSettings(ServeSettings):
     def _replicas(self) -> K8sSettings:
         if self.max_replicas < self.replicas:
             raise ValueError(f"max_replicas ({self.max_replicas}) < replicas ({self.replicas})")
+        if self.port == 0:
+            raise ValueError("port 0 (any free port) has no place in a manifest: give a port")
         return self
+
+    @property
+    def wants_keys(self) -> bool:
+        """The operator asked for API or metrics keys: the pods must not start without them."""
+        return bool(self.api_keys_file or self.api_keys or self.metrics_key)

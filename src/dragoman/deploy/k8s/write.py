@@ -17,6 +17,7 @@ from dragoman.deploy.k8s.manifests import (
     all_objects,
     grace_seconds,
     group_name,
+    keys_secret,
     scale_target,
     startup_failures,
 )
@@ -106,3 +107,9 @@ def run_k8s(s: K8sSettings) -> None:
     )
     for path in written:
         console.print(f"wrote {path}")
+    if s.wants_keys:
+        console.print(
+            f"[yellow]keys[/]: the pods read them from Secret {keys_secret(s)} (keys api-keys: "
+            "the raw keys, comma-separated; metrics-key), required: create it before applying "
+            "(kubectl create secret generic ...); a keys file is not copied into the manifests"
+        )
