@@ -75,6 +75,13 @@ class KeyStore:
         self._checked = 0.0
         if path is not None:
             self._load()  # a malformed file stops the server at start (ConfigError)
+            if self._stamp is None:
+                log.warning(
+                    "keys file %s does not exist: every request is refused until it is "
+                    "written (`dragoman keys add NAME --api-keys-file %s`)",
+                    path,
+                    path,
+                )
 
     @property
     def enabled(self) -> bool:
@@ -89,7 +96,7 @@ class KeyStore:
             st = self.path.stat()
             stamp = (st.st_mtime_ns, st.st_size)
             if stamp != self._stamp:
-                self._file = parse_keys_file(self.path.read_text(), str(self.path))
+                self._file = parse_keys_file(_text(self.path), str(self.path))
                 self._stamp = stamp
         except FileNotFoundError:
             # A missing file means no keys from it (every request refused), not "keys off".
@@ -120,6 +127,15 @@ class KeyStore:
 # -- `dragoman keys`: the file's editor ------------------------------------------------------
 
 
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:  # a directory, unreadable, not UTF-8
+        raise ConfigError(f"{path}: cannot read the keys file: {exc}") from None
+
+
 @contextlib.contextmanager
 def _editing(path: Path) -> Iterator[None]:
     """One editor of the keys file at a time (`dragoman keys` run twice at once lost keys):
@@ -135,7 +151,7 @@ def add_key(path: Path, name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ConfigError(f"bad key name {name!r}: letters, digits and _ . @ - (up to 64)")
     with _editing(path):
-        text = path.read_text() if path.exists() else ""
+        text = _text(path) if path.exists() else ""
         if name in parse_keys_file(text, str(path)).values():
             raise ConfigError(f"{path} already has a key named {name!r}")
         key = new_key()
@@ -154,7 +170,7 @@ def revoke_key(path: Path, name: str) -> bool:
     with _editing(path):
         if not path.exists():
             return False
-        lines = path.read_text().splitlines(keepends=True)
+        lines = _text(path).splitlines(keepends=True)
         kept = [line for line in lines if line.split("#", 1)[0].split()[1:2] != [name]]
         if len(kept) == len(lines):
             return False
@@ -173,5 +189,5 @@ def list_keys(path: Path) -> list[tuple[str, str]]:
     """(name, first 12 hex digits of the digest) for every key in the file."""
     if not path.exists():
         return []
-    keys = parse_keys_file(path.read_text(), str(path))
+    keys = parse_keys_file(_text(path), str(path))
     return [(name or "-", digest[:12]) for digest, name in keys.items()]

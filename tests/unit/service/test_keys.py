@@ -148,3 +148,21 @@ def test_a_key_added_to_a_file_without_a_final_line_break_gets_its_own_line(
     store = KeyStore(path, None)
     assert store.authenticate(first).name == "first"
     assert store.authenticate(second).name == "second"
+
+
+def test_a_keys_file_that_cannot_be_read_is_a_config_error_and_a_running_store_keeps_its_keys(
+    tmp_path: Path,
+) -> None:
+    """A file turned non-UTF-8 under a running server gave a 500 at each re-read; a directory
+    or such a file at start, or under `dragoman keys`, was a traceback."""
+    path = tmp_path / "keys"
+    key = add_key(path, "ops")
+    store = KeyStore(path, None)
+    path.write_bytes(path.read_bytes() + b"\xff\xfe\n")
+    store._checked = 0.0  # re-read at the next request
+    assert store.authenticate(key).name == "ops"  # logged; the keys that were good stay
+    for bad in (path, tmp_path):  # not UTF-8; a directory
+        with pytest.raises(ConfigError, match="cannot read the keys file"):
+            KeyStore(bad, None)
+        with pytest.raises(ConfigError, match="cannot read the keys file"):
+            list_keys(bad)
