@@ -26,6 +26,8 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
         )
     except httpx.ConnectError:
         return None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a bad URL, a timeout
+        raise _ServerError(f"{s.server}: {exc or type(exc).__name__}") from None
     try:
         body = reply.json()
         if reply.status_code == 200:

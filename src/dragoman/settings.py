@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -440,7 +440,13 @@ class ServeSettings(EngineSettings):
 
     metrics_key: SecretStr | None = None
     """When set, /metrics and /v1/info need `Authorization: Bearer <this key>` (prefer the
-    DRAGOMAN_METRICS_KEY environment variable to the flag)."""
+    DRAGOMAN_METRICS_KEY environment variable to the flag); empty: none, as for the other
+    keys."""
+
+    @field_validator("metrics_key", mode="before")
+    @classmethod
+    def _no_empty_key(cls, value: object) -> object:
+        return None if value == "" else value
 
     engine_check_interval: float = Field(default=5.0, gt=0)
     """Seconds between checks that the engine is alive, with or without traffic: a dead engine
@@ -557,10 +563,10 @@ class BenchSettings(EngineSettings):
     seed: int = 0
     """Seed of the workload and of Poisson arrivals."""
 
-    concurrency: list[int] = [1, 5, 10, 15, 20, 25]
+    concurrency: list[Annotated[int, Field(ge=1)]] = [1, 5, 10, 15, 20, 25]
     """Closed-loop concurrency levels (the seed's)."""
 
-    rates: list[float] = []
+    rates: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = []
     """Open-loop Poisson arrival rates (requests/s), after the closed-loop levels."""
 
     requests_per_level: int = Field(default=60, ge=1)
@@ -659,7 +665,7 @@ class TuneSettings(EngineSettings):
     batched_tokens: list[int] = [8192]
     """max_num_batched_tokens choices; each gets its own max_num_seqs sweep."""
 
-    concurrency: list[int] = [5, 20]
+    concurrency: list[Annotated[int, Field(ge=1)]] = [5, 20]
     """Concurrency profile (clients); the last level decides. The seed saw 2-20, peak 20."""
 
     requests_per_level: int = Field(default=40, ge=1)
@@ -755,6 +761,15 @@ class BackendSpec(BaseModel):
 
     pairs: list[str] = []
     """Pairs it serves ("en-fr"); empty: learned from its /v1/languages."""
+
+    @field_validator("pairs")
+    @classmethod
+    def _pairs(cls, value: list[str]) -> list[str]:
+        from dragoman.languages import parse_pair
+
+        for pair in value:
+            parse_pair(pair)  # ValueError: a validation error naming the pair
+        return value
 
     @field_validator("url")
     @classmethod

@@ -124,7 +124,8 @@ def test_config_file_errors_are_one_line_and_exit_2(
 ) -> None:
     from dragoman.cli import main
 
-    monkeypatch.delenv("DRAGOMAN_CONFIG", raising=False)
+    # main() sets DRAGOMAN_CONFIG from --config: restored after the test
+    monkeypatch.setenv("DRAGOMAN_CONFIG", "")
     assert main(["info", "--config", str(tmp_path / "none.toml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dragoman: invalid settings: config file") and "Traceback" not in err
@@ -132,3 +133,26 @@ def test_config_file_errors_are_one_line_and_exit_2(
     bad.write_text("port = [\n")
     assert main(["info", "--config", str(bad)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_command_line_mistakes_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each was a traceback, a nonsense run or a model load before the mistake was noticed."""
+    from dragoman.cli import main
+    from dragoman.settings import BenchSettings, RouteSettings
+
+    for bad in ({"concurrency": [0]}, {"rates": [0]}, {"rates": [-1.0]}):
+        with pytest.raises(ValidationError):
+            BenchSettings(**bad)
+    with pytest.raises(ValidationError, match="not of the form 'en-fr'"):
+        RouteSettings(backends=[{"url": "http://a:1", "pairs": ["english"]}])
+    assert ServeSettings(metrics_key="").metrics_key is None  # empty: none, as DRAGOMAN_API_KEYS
+    for argv in (
+        ["bench", "--architectures", "foo", "--out", str(tmp_path / "b")],
+        ["translate", "hi", "--to", "de", "--server", "notaurl"],
+        ["plan", "--rps", "1", "--results", str(tmp_path / "none.json")],
+    ):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert err.startswith("dragoman: error:") and "Traceback" not in err, err

@@ -19,6 +19,7 @@ from dragoman.bench.monitor import Monitor, tree_memory
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
+from dragoman.errors import ConfigError
 from dragoman.settings import BenchSettings, EngineSettings
 
 # name -> (dragoman --architecture, --workers, settings changed from the run's own). The
@@ -195,6 +196,15 @@ class Bench:
         return runs
 
     async def run(self) -> dict[str, Any]:
+        if not self.s.url:  # before the offline ceiling loads the model
+            unknown = [
+                a
+                for a in self.s.architectures
+                if a.partition("@")[0] not in ARCHITECTURES and a.partition("@")[0] not in PEERS
+            ]
+            if unknown:
+                known = ", ".join([*ARCHITECTURES, *PEERS])
+                raise ConfigError(f"unknown architectures {', '.join(unknown)}; known: {known}")
         started = time.monotonic()
         results: dict[str, Any] = {
             "meta": {

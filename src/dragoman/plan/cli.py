@@ -17,9 +17,16 @@ from dragoman.plan.settings import PlanSettings
 from dragoman.plan.simulate import Day, DayResult, simulate_day
 
 
+def _figures(path: Path) -> HostFigures:
+    try:
+        return figures_from(path)
+    except (ValueError, KeyError, TypeError) as exc:  # a results file of another shape
+        raise ConfigError(f"{path}: cannot read bench figures from it ({exc!r})") from None
+
+
 def load_figures(s: PlanSettings) -> dict[str, HostFigures]:
     if s.results:
-        figs = [figures_from(p) for p in s.results]
+        figs = [_figures(p) for p in s.results]
         found = {f.host_class: f for f in figs if f.max_num_seqs == s.max_num_seqs}
     else:
         found = discover(s.bench_results, s.max_num_seqs)

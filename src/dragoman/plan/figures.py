@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dragoman.errors import ConfigError
+
 # Runs that are dragoman as deployed: the bench's own `continuous`, or a server run with --url.
 DEPLOYED = ("continuous", "server")
 
@@ -101,8 +103,19 @@ def fit_out_per_in(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def load_results(path: Path) -> dict[str, Any]:
+    """A `dragoman bench` results.json (or the folder holding one); ConfigError for anything
+    else."""
     file = path / "results.json" if path.is_dir() else path
-    data: dict[str, Any] = json.loads(file.read_text())
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{file}: not a dragoman bench results file ({exc})") from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("meta"), dict)
+        or not isinstance(data.get("runs"), list)
+    ):
+        raise ConfigError(f"{file}: not a dragoman bench results file (no meta and runs)")
     return data
 
 
@@ -149,7 +162,7 @@ def discover(root: Path, max_num_seqs: int | None = None) -> dict[str, HostFigur
     for file in sorted(root.glob("*/results.json")):
         try:
             fig = figures_from(file)
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, ConfigError):
             continue
         if max_num_seqs is not None and fig.max_num_seqs != max_num_seqs:
             continue

@@ -43,7 +43,7 @@ def _footprints(root: Path, host_class: str) -> list[tuple[Path, dict[str, float
         try:
             if host_class_of(load_results(results)) != host_class:
                 continue
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, ConfigError):
             continue
         found.append((fp.parent, json.loads(fp.read_text())))
     return found
