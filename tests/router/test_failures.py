@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 
 from dragoman.bench.servers import Launched, free_port, launch_echo
+from tests.router._apps import checked_backend
 from tests.router.test_routing import body, start
 
 
@@ -25,16 +25,8 @@ from tests.router.test_routing import body, start
 def failing() -> Iterator[Launched]:
     """Healthy to the proxy's checks; answers every translation with uvicorn's bare 500 (what
     a server's shutdown sends for a request it cancelled)."""
-    app = FastAPI()
+    app = checked_backend()
     calls: list[int] = []
-
-    @app.get("/ready")
-    async def ready() -> JSONResponse:
-        return JSONResponse({"ready": True})
-
-    @app.get("/v1/languages")
-    async def languages() -> JSONResponse:
-        return JSONResponse({"languages": [{"code": "en"}, {"code": "fr"}]})
 
     @app.post("/v1/translate")
     async def translate() -> PlainTextResponse:

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from dragoman.bench.servers import Launched, free_port, launch_echo, launch_router
+from tests.router._apps import checked_backend
 from tests.router.test_routing import CHECKS, body, start
 
 GERMAN = "Guten Morgen, wie geht es dir heute? Ich habe heute leider keine Zeit."
@@ -129,16 +130,8 @@ async def test_a_clients_own_deadline_ejects_no_backend(
 async def test_a_hung_backend_holds_a_request_no_longer_than_its_deadline(
     logs: Path, stop_all: list[Launched], fake: Callable[[FastAPI], str]
 ) -> None:
-    app = FastAPI()
+    app = checked_backend()
     release = asyncio.Event()
-
-    @app.get("/ready")
-    async def ready() -> JSONResponse:
-        return JSONResponse({"ready": True})
-
-    @app.get("/v1/languages")
-    async def languages() -> JSONResponse:
-        return JSONResponse({"languages": [{"code": "en"}, {"code": "fr"}]})
 
     @app.post("/v1/translate")
     async def hang() -> JSONResponse:
@@ -158,15 +151,7 @@ def test_a_backend_listing_its_languages_wrongly_stops_no_health_check(
     logs: Path, stop_all: list[Launched], fake: Callable[[FastAPI], str]
 ) -> None:
     """The check loop died on a JSON list: the healthy backend was never admitted."""
-    app = FastAPI()
-
-    @app.get("/ready")
-    async def ready() -> JSONResponse:
-        return JSONResponse({"ready": True})
-
-    @app.get("/v1/languages")
-    async def languages() -> JSONResponse:
-        return JSONResponse([{"code": "en"}])
+    app = checked_backend([{"code": "en"}])  # a list: no `languages` or `pairs`
 
     good = launch_echo(logs, "en,it")
     stop_all.append(good)
@@ -275,15 +260,7 @@ async def test_a_keys_rate_limit_is_not_multiplied_by_the_backends(
 async def test_a_stream_holds_its_backends_place_until_it_ends(
     logs: Path, stop_all: list[Launched], fake: Callable[[FastAPI], str]
 ) -> None:
-    app = FastAPI()
-
-    @app.get("/ready")
-    async def ready() -> JSONResponse:
-        return JSONResponse({"ready": True})
-
-    @app.get("/v1/languages")
-    async def languages() -> JSONResponse:
-        return JSONResponse({"languages": [{"code": "en"}, {"code": "fr"}]})
+    app = checked_backend()
 
     @app.post("/v1/chat/completions")
     async def chat() -> StreamingResponse:
