@@ -46,9 +46,12 @@ class _Env(EnvSettingsSource):
 
     def decode_complex_value(self, field_name: str, field: FieldInfo, value: object) -> object:
         try:
-            return super().decode_complex_value(field_name, field, value)
+            decoded = super().decode_complex_value(field_name, field, value)
         except ValueError:
             return _comma_list(value)
+        if isinstance(decoded, int | float | str) and not isinstance(decoded, bool):
+            return _comma_list(value)  # one item given alone: DRAGOMAN_CONCURRENCY=5
+        return decoded
 
 
 def _toml(settings_cls: type[BaseSettings], config: str) -> TomlConfigSettingsSource:
@@ -73,13 +76,18 @@ def _toml(settings_cls: type[BaseSettings], config: str) -> TomlConfigSettingsSo
 def known_setting_names() -> set[str]:
     """Every setting of every command: one config file may serve several commands."""
     import dragoman.deploy.k8s.settings
-    import dragoman.deploy.ray.settings  # noqa: F401 (their classes are _Base's too)
+    import dragoman.deploy.ray.settings
+    import dragoman.plan.footprint
+    import dragoman.plan.settings  # noqa: F401 (their classes are _Base's too)
 
     names: set[str] = set()
     stack: list[type[BaseSettings]] = [_Base]
     while stack:
         cls = stack.pop()
-        names |= set(cls.model_fields)
+        for name, field in cls.model_fields.items():
+            names.add(name)
+            if isinstance(field.alias, str):
+                names.add(field.alias)
         stack += cls.__subclasses__()
     return names
 

@@ -6,6 +6,7 @@ HTTP-layer double: what is under test is the proxy)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import sys
@@ -310,3 +311,30 @@ async def test_cors_and_the_passed_reads_through_the_proxy(
             "/v2/glossary-language-pairs", headers={"Authorization": "DeepL-Auth-Key x"}
         )
         assert pairs.status_code == 200 and "supported_languages" in pairs.json()
+
+
+async def test_a_stream_broken_off_by_its_backend_gives_its_place_back(
+    logs: Path, stop_all: list[Launched], fake: Callable[[FastAPI], str]
+) -> None:
+    """Starlette runs a stream's background task only when it ends normally: a backend that
+    broke off its stream kept its place, and --max-in-flight of them wedged it."""
+    app = checked_backend()
+
+    @app.post("/v1/chat/completions")
+    async def chat() -> StreamingResponse:
+        async def events() -> AsyncIterator[bytes]:
+            yield b'data: {"choices": []}\n\n'
+            raise RuntimeError("the backend breaks off its stream")
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    backend = Launched(fake(app), None, Path("/dev/null"))  # type: ignore[arg-type]
+    router = start(logs, stop_all, backend, extra=("--max-in-flight", "2"))
+    chat_body = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
+    async with httpx.AsyncClient(base_url=router.url, timeout=30) as c:
+        for _ in range(3):
+            with contextlib.suppress(httpx.HTTPError):  # the relay is cut short too
+                async with c.stream("POST", "/v1/chat/completions", json=chat_body) as r:
+                    async for _line in r.aiter_lines():
+                        pass
+    await asyncio.to_thread(wait_until, lambda: backends(router)["b0"]["outstanding"] == 0)

@@ -93,6 +93,9 @@ def test_list_settings_from_the_environment_as_json_or_comma_separated(
     assert [b.url for b in RouteSettings().backends] == ["http://a:1", "http://b:2"]
     monkeypatch.setenv("DRAGOMAN_CONCURRENCY", "[2, 8]")
     assert BenchSettings().concurrency == [2, 8]
+    monkeypatch.setenv("DRAGOMAN_CONCURRENCY", "5")  # one item alone
+    monkeypatch.setenv("DRAGOMAN_RATES", "0.5")
+    assert (BenchSettings().concurrency, BenchSettings().rates) == ([5], [0.5])
 
 
 def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
@@ -108,7 +111,7 @@ def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
     with pytest.raises(SettingsError, match=r"unknown settings: 'max_num_seq' .*'max_num_seqs'"):
         ServeSettings()
     # one file for several commands: a key of another command is fine
-    config.write_text('max_num_seqs = 8\nbackend_urls = ["http://a:1"]\n')
+    config.write_text('max_num_seqs = 8\nrps = 10\njson = true\nbackend_urls = ["http://a:1"]\n')
     assert ServeSettings().max_num_seqs == 8
     assert RouteSettings().backends[0].url == "http://a:1"
     config.write_text('[[models]]\nname = "m"\nmodle = "x"\n')

@@ -97,14 +97,14 @@ class Pool:
                 f"no healthy backend serves {describe(want)}; retry later",
                 retry_after=self.readmit_seconds,
             )
+        if widest:  # the widest, even when they are full: a narrower one would misdetect
+            most = max(b.sources for b in healthy)
+            healthy = [b for b in healthy if b.sources == most]
         free = [b for b in healthy if b.outstanding < b.max_in_flight]
         if not free:
             raise BackendsBusy(
                 f"every backend serving {describe(want)} is at its limit", retry_after=1
             )
-        if widest:
-            most = max(b.sources for b in free)
-            free = [b for b in free if b.sources == most]
         return min(free, key=lambda b: b.outstanding)
 
     def record_failure(self, backend: Backend) -> bool:

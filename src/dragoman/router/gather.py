@@ -34,7 +34,12 @@ async def gather_lists(
         if isinstance(result, BaseException):
             log.warning("backend %s did not list its languages (%r)", b.name, result)
             continue
-        answers.append((b, result[0]))
+        r, slot = result
+        if not r.is_closed:  # a stream is no list: closed, its place given back
+            await r.aclose()
+            slot.release()
+            continue
+        answers.append((b, r))
     if not answers:
         raise BackendUnreachable("no backend could be reached")
     return answers

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 from fastapi.responses import Response, StreamingResponse
-from starlette.background import BackgroundTask
+from starlette.types import Receive, Scope, Send
 
 from dragoman.api.errors import ERROR_HEADER
 from dragoman.errors import DragomanError, Rejected
@@ -182,10 +182,10 @@ async def send(
     return r, slot
 
 
-def _judge(pool: Pool, b: Backend, r: httpx.Response, metrics: RouterMetrics, charge: bool) -> None:
-    """What an answer says of the backend's health. A refusal is no failure; nor is a 504 of
-    the client's own deadline, nor a failure the request already had on another backend
-    (`charge` False: the request, not the backend, is the likely cause)."""
+def _judge(pool: Pool, b: Backend, r: httpx.Response, metrics: RouterMetrics) -> None:
+    """What an answer says of the backend's health. A refusal is no failure, nor a 504 of
+    the client's own deadline; a 500 or 502 is charged by `forward` once another backend has
+    answered the same request (else the request, not the backend, is the likely cause)."""
     if r.status_code == 429:
         return  # alive and answering, only full (or the client's key is): no mark either way
     if r.status_code == 503:
@@ -195,19 +195,39 @@ def _judge(pool: Pool, b: Backend, r: httpx.Response, metrics: RouterMetrics, ch
         return
     if r.status_code >= 500:
         metrics.errors.labels(b.name, f"http_{r.status_code}").inc()
-        if charge and _error_code(r) != "deadline_exceeded" and pool.record_failure(b):
-            metrics.healthy.labels(b.name).set(0)
+        if r.status_code not in _FAILED and _error_code(r) != "deadline_exceeded":
+            _charge(pool, b, metrics)
         return
     pool.record_success(b, from_check=False)
+
+
+def _charge(pool: Pool, b: Backend, metrics: RouterMetrics) -> None:
+    if pool.record_failure(b):
+        metrics.healthy.labels(b.name).set(0)
+
+
+class _Relayed(StreamingResponse):
+    """A backend's stream relayed as it comes. Its response is closed and its place given back
+    however the relay ends: Starlette runs a `background` task only after a stream that ended
+    normally, and one the backend broke off (or a read past the client's deadline) kept the
+    place for good."""
+
+    def __init__(self, r: httpx.Response, slot: _Slot | None, headers: dict[str, str]) -> None:
+        super().__init__(r.aiter_raw(), r.status_code, headers)
+        self._upstream, self._slot = r, slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await _close(self._upstream, self._slot)
 
 
 def relay(backend: Backend, r: httpx.Response, slot: _Slot | None = None) -> Response:
     headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_HEADERS}
     headers["x-dragoman-backend"] = backend.name
     if not r.is_closed:  # a stream: relayed as it comes; its slot held until it is closed
-        return StreamingResponse(
-            r.aiter_raw(), r.status_code, headers, background=BackgroundTask(_close, r, slot)
-        )
+        return _Relayed(r, slot, headers)
     headers.pop("content-encoding", None)  # r.content is the decoded body
     return Response(r.content, status_code=r.status_code, headers=headers)
 
@@ -285,7 +305,9 @@ async def forward(
             log.warning("backend %s unreachable (%s); trying another", backend.name, exc)
             unreachable = backend.name
             continue
-        _judge(pool, backend, r, metrics, charge=not failed)
+        _judge(pool, backend, r, metrics)
+        if failed and r.status_code < 500 and r.status_code != 429:
+            _charge(pool, failed[0][0], metrics)  # another backend answered what it failed
         code = _error_code(r) if r.is_closed else None
         if r.status_code in _SATURATED and code not in _THE_CLIENTS:
             refused.append((backend, r))  # full or going away

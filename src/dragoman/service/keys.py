@@ -178,7 +178,16 @@ def revoke_key(path: Path, name: str) -> bool:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write("".join(kept))
-            os.chmod(tmp, path.stat().st_mode & 0o777)
+            st = path.stat()
+            os.chmod(tmp, st.st_mode & 0o777)
+            if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                # the server's user must still read it (`sudo dragoman keys revoke`)
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except PermissionError:
+                    raise ConfigError(
+                        f"{path} belongs to another user: revoke as that user or as root"
+                    ) from None
             os.replace(tmp, path)
         finally:
             Path(tmp).unlink(missing_ok=True)

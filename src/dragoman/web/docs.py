@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import fastapi_offline
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -33,13 +33,14 @@ def add_docs(app: FastAPI) -> None:
     app.mount(PREFIX, StaticFiles(directory=ASSETS), name="docs-assets")
 
     @app.get("/docs", include_in_schema=False)
-    async def swagger() -> HTMLResponse:
+    async def swagger(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")  # served under a path prefix (--root-path)
         page = get_swagger_ui_html(
-            openapi_url=openapi,
+            openapi_url=f"{root}{openapi}",
             title=f"{title}: API",
-            swagger_js_url=f"{PREFIX}/swagger-ui-bundle.js",
-            swagger_css_url=f"{PREFIX}/swagger-ui.css",
-            swagger_favicon_url="/static/icon.svg",
+            swagger_js_url=f"{root}{PREFIX}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{PREFIX}/swagger-ui.css",
+            swagger_favicon_url=f"{root}/static/icon.svg",
             swagger_ui_parameters=app.swagger_ui_parameters,
         )
         page.headers.update(_HEADERS)

@@ -261,9 +261,12 @@ def test_keys_asked_for_make_the_keys_secret_required(tmp_path: Path) -> None:
     """The Secret was optional whatever the settings: without it the pods served with keys
     off although the operator gave --api-keys-file."""
     assert {r["optional"] for r in _secret_refs(settings()).values()} == {True}
-    for asked in ({"api_keys_file": tmp_path / "keys"}, {"metrics_key": "m"}):
+    for asked, required in (
+        ({"api_keys_file": tmp_path / "keys"}, "DRAGOMAN_API_KEYS"),
+        ({"metrics_key": "m"}, "DRAGOMAN_METRICS_KEY"),
+    ):
         refs = _secret_refs(settings(**asked))
-        assert {r["optional"] for r in refs.values()} == {False}
+        assert {var for var, r in refs.items() if not r["optional"]} == {required}
         assert {r["name"] for r in refs.values()} == {"dragoman-keys"}
 
 

@@ -98,3 +98,15 @@ def test_parse_pair_refuses_malformed(bad: str) -> None:
 def test_duplicate_backend_names_are_refused() -> None:
     with pytest.raises(ValueError, match="unique"):
         pool(be("a"), be("a"))
+
+
+def test_a_detected_source_waits_for_the_widest_backends_rather_than_misdetect() -> None:
+    narrow = be("narrow", "en-fr", "fr-en")
+    wide = be("wide", "en-fr", "fr-en", "de-fr", "fr-de", outstanding=4)  # at its limit
+    p = pool(narrow, wide)
+    with pytest.raises(BackendsBusy):
+        p.pick((None, "fr"), widest=True)
+    assert p.pick(("en", "fr")).name == "narrow"  # a given source: any backend serving it
+    wide.outstanding = 0
+    narrow.outstanding = 3
+    assert p.pick((None, "fr"), widest=True).name == "wide"

@@ -50,14 +50,18 @@ def _env(values: dict[str, str]) -> list[Obj]:
 
 
 def _secret_env(s: K8sSettings) -> list[Obj]:
-    """Keys come from a Secret, never from the manifests: optional unless the settings asked
-    for keys (then a pod without the Secret does not start, rather than serve with keys off)."""
-    optional = not s.wants_keys
+    """Keys come from a Secret, never from the manifests: each optional unless the settings
+    asked for it (then a pod without it does not start, rather than serve with it off)."""
+    required = s.required_keys
     return [
         {
             "name": var,
             "valueFrom": {
-                "secretKeyRef": {"name": keys_secret(s), "key": key, "optional": optional}
+                "secretKeyRef": {
+                    "name": keys_secret(s),
+                    "key": key,
+                    "optional": key not in required,
+                }
             },
         }
         for var, key in (("DRAGOMAN_API_KEYS", "api-keys"), ("DRAGOMAN_METRICS_KEY", "metrics-key"))

@@ -88,6 +88,12 @@ class K8sSettings(ServeSettings):
         return self
 
     @property
-    def wants_keys(self) -> bool:
-        """The operator asked for API or metrics keys: the pods must not start without them."""
-        return bool(self.api_keys_file or self.api_keys or self.metrics_key)
+    def required_keys(self) -> list[str]:
+        """The keys Secret's entries the settings asked for: the pods must not start without
+        them (api-keys for --api-keys-file or DRAGOMAN_API_KEYS, metrics-key for
+        --metrics-key)."""
+        asked = (
+            ("api-keys", bool(self.api_keys_file or self.api_keys)),
+            ("metrics-key", bool(self.metrics_key)),
+        )
+        return [key for key, wanted in asked if wanted]

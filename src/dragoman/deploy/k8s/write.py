@@ -107,9 +107,10 @@ def run_k8s(s: K8sSettings) -> None:
     )
     for path in written:
         console.print(f"wrote {path}")
-    if s.wants_keys:
+    if s.required_keys:
         console.print(
-            f"[yellow]keys[/]: the pods read them from Secret {keys_secret(s)} (keys api-keys: "
-            "the raw keys, comma-separated; metrics-key), required: create it before applying "
-            "(kubectl create secret generic ...); a keys file is not copied into the manifests"
+            f"[yellow]keys[/]: the pods read {' and '.join(s.required_keys)} from Secret "
+            f"{keys_secret(s)} (api-keys: the raw keys, comma-separated) and do not start "
+            "without it: create it before applying (kubectl create secret generic ...); a keys "
+            "file is not copied into the manifests"
         )
