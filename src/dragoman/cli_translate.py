@@ -19,9 +19,11 @@ class _ServerError(DragomanError):
 def _via_server(s: TranslateSettings, text: str) -> str | None:
     """The translation from a running server; None when no server answers at `s.server`."""
     try:
+        key = s.api_key.get_secret_value() if s.api_key else ""
         reply = httpx.post(
             f"{s.server.rstrip('/')}/v1/translate",
             json={"text": text, "source_lang": s.source, "target_lang": s.to},
+            headers={"Authorization": f"Bearer {key}"} if key else None,
             timeout=httpx.Timeout(300.0, connect=2.0),
         )
     except httpx.ConnectError:

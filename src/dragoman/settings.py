@@ -524,6 +524,10 @@ class TranslateSettings(EngineSettings):
     server: str = "http://127.0.0.1:8000"
     """A running dragoman server to ask; when none answers there, the engine is started here."""
 
+    api_key: SecretStr | None = None
+    """The key to send the server (`Authorization: Bearer`) when its keys are on; prefer the
+    DRAGOMAN_API_KEY environment variable to the flag."""
+
 
 class InfoSettings(EngineSettings):
     architecture: Literal["host", "continuous", "llama-cpp"] = "host"
