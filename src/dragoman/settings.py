@@ -63,11 +63,12 @@ def _toml(settings_cls: type[BaseSettings], config: str) -> TomlConfigSettingsSo
         source = TomlConfigSettingsSource(settings_cls, toml_file=config)
     except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise SettingsError(f"config file {config}: {exc}") from None
-    unknown = sorted(set(source.toml_data) - known_setting_names())
+    known = known_setting_names()
+    unknown = sorted(set(source.toml_data) - known)
     if unknown:
         hints = []
         for key in unknown:
-            close = difflib.get_close_matches(key, known_setting_names(), n=1)
+            close = difflib.get_close_matches(key, known, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise SettingsError(f"config file {config}: unknown settings: {', '.join(hints)}")
     return source

@@ -44,6 +44,8 @@ def holds(text: str, term: str) -> bool:
 
 def terms_in(text: str, glossary: Terms) -> Terms:
     """The pairs whose source term `text` (a unit: markers are not its words) holds."""
+    if not glossary:  # the commonest: every unit of every request asks
+        return ()
     words = _words([text])
     return tuple((s, t) for s, t in glossary if holds(words, s))
 
