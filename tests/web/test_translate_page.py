@@ -140,14 +140,16 @@ def test_swap_during_a_translation_keeps_the_new_text_and_drops_the_stale_reply(
 ) -> None:
     """Swapping while a translation ran copied the previous result over the text typed since,
     and the stale reply then landed under the swapped languages."""
-    server = launch_echo(logs, LANGUAGES, "--echo-delay", "2")
+    # Each answer takes 8 s: the swap lands while the second translation runs, on any host
+    # (the page's actions take milliseconds; the aborted one is not waited for).
+    server = launch_echo(logs, LANGUAGES, "--echo-delay", "8")
     try:
         open_page(page, server.url)
         page.page.select_option("#source", "en")
         page.page.select_option("#target", "fr")
         page.page.fill("#text", "The first text")
         page.page.click("#translate")
-        expect(page.page.locator("#result")).to_have_text("The first text")
+        expect(page.page.locator("#result")).to_have_text("The first text", timeout=60_000)
         page.page.fill("#text", "A second text typed since")
         page.page.click("#translate")
         expect(page.page.locator("#translate")).to_have_text("Translating…")
