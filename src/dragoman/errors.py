@@ -88,6 +88,14 @@ class DeadlineExceeded(DragomanError):
     code = "deadline_exceeded"
 
 
+class ShutDown(DragomanError):
+    """Admitted work aborted because the server stopped before it finished (a shutdown past
+    its drain, or an interrupt). The code is the draining server's: go elsewhere or retry."""
+
+    status_code = 503
+    code = "draining"
+
+
 class ConfigError(DragomanError):
     """A file the operator wrote (API keys) is malformed, or a command was given wrong input."""
 

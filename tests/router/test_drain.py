@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import httpx
+import pytest
 
 from dragoman.bench.servers import Launched, launch_echo
 from tests.router.test_routing import body, start
@@ -38,6 +39,42 @@ async def test_sigterm_drains_admitted_requests_then_exits_0(
         assert [r.status_code for r in await asyncio.gather(*held)] == [200] * 8
     assert server.process.wait(timeout=30) == 0
     assert "drained: every admitted request answered" in server.log.read_text()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_work_left_when_the_server_stops_is_answered_not_cut_off(
+    logs: Path, stop_all: list[Launched], sig: signal.Signals
+) -> None:
+    """Past --drain-seconds (SIGTERM), or at once (SIGINT), what is still running is aborted
+    and answered 503 `draining` in its surface's shape, with Retry-After: not cut off by the
+    server's shutdown (uvicorn's bare 500 and a traceback each)."""
+    server = launch_echo(logs, "en,fr", "--echo-delay", "120", "--drain-seconds", "1")
+    stop_all.append(server)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as c:
+        held = [
+            asyncio.create_task(c.post("/v1/translate", json=body("one"))),
+            asyncio.create_task(c.post("/v2/translate", data={"text": "two", "target_lang": "FR"})),
+            asyncio.create_task(
+                c.post("/translate", json={"q": "three", "source": "en", "target": "fr"})
+            ),
+        ]
+        for _ in range(500):
+            if (await c.get("/ready")).json().get("admitted_in_flight") == 3:
+                break
+            await asyncio.sleep(0.02)
+        server.process.send_signal(sig)
+        native, deepl, libre = await asyncio.wait_for(asyncio.gather(*held), 60)
+    for r in (native, deepl, libre):
+        assert r.status_code == 503, r.text
+        assert r.headers["retry-after"] == "5"
+        assert r.headers["x-dragoman-error"] == "draining"
+    assert native.json()["error"]["code"] == "draining"
+    assert "shut down" in deepl.json()["message"]
+    assert "shut down" in libre.json()["error"]
+    assert server.process.wait(timeout=30) == (0 if sig == signal.SIGTERM else 130)
+    log = server.log.read_text()
+    assert "3 requests in flight aborted" in log
+    assert "Traceback" not in log
 
 
 async def test_sigterm_on_one_backend_under_load_loses_nothing(

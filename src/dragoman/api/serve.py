@@ -122,7 +122,8 @@ def check_llamacpp(settings: ServeSettings) -> None:
 class _Server(uvicorn.Server):
     """uvicorn, but SIGTERM drains instead of closing the port at once: readiness fails and
     new requests get 503 `draining` while admitted ones finish (up to --drain-seconds); then
-    the usual graceful shutdown, and exit 0. A second SIGTERM, or SIGINT, stops at once."""
+    those left are aborted (each answered 503 `draining`), the usual graceful shutdown, and
+    exit 0. A second SIGTERM, or SIGINT, stops at once, aborting what is in flight likewise."""
 
     def __init__(self, config: uvicorn.Config, admission: Admission, drain_seconds: float):
         super().__init__(config)
@@ -139,11 +140,17 @@ class _Server(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if sig != signal.SIGTERM:
+            # At once, but each request in flight is answered (503 `draining`), not cut off.
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._abort)
             super().handle_exit(sig, frame)
             return
         # Not recorded as captured: uvicorn would re-raise it after shutdown (exit 143).
         if self._term or self._loop is None:
-            self.should_exit = True  # a second SIGTERM, or one before start-up finished
+            # a second SIGTERM, or one before start-up finished: at once, as SIGINT
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._abort)
+            self.should_exit = True
             return
         self._term = True
         self._loop.call_soon_threadsafe(self._start_drain)
@@ -168,7 +175,14 @@ class _Server(uvicorn.Server):
                 self.admission.in_flight,
                 self.drain_seconds,
             )
+            self._abort()
+            # Their answers (503 `draining`) are sent in uvicorn's graceful shutdown.
         self.should_exit = True
+
+    def _abort(self) -> None:
+        aborted = self.admission.abort()
+        if aborted:
+            log.warning("%d requests in flight aborted: each answered 503 draining", aborted)
 
     def on_fatal(self, reason: str) -> None:
         # A dead engine takes the server down rather than answering 503 forever, and the exit

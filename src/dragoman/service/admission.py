@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded
+from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded, ShutDown
 
 # Retry-After stays within these: at least a second (the header's unit), at most a minute
 # (clients such as openai's cap their wait there anyway; a longer guess is mostly noise).
@@ -25,28 +25,61 @@ MIN_RETRY, MAX_RETRY = 1, 60
 DRAIN_RETRY = 5
 
 
+def _shut_down() -> ShutDown:
+    return ShutDown(
+        "the server shut down before this request finished; its work was aborted: retry",
+        DRAIN_RETRY,
+    )
+
+
 def _clamp_retry(seconds: float) -> int:
     return max(MIN_RETRY, min(MAX_RETRY, math.ceil(seconds)))
 
 
 class Ticket:
-    """`n` admitted engine requests; each frees its place as it finishes."""
+    """`n` admitted engine requests; each frees its place as it finishes. The task waiting
+    on its work says so (`waiting_in`), so that a shutdown past its drain can abort the work
+    with an answer (`Admission.abort`) rather than leave it to be cut off mid-response."""
 
     def __init__(self, admission: Admission, n: int) -> None:
         self._admission = admission
         self.held = n
+        self.aborted = False
+        self._waiter: asyncio.Task[object] | None = None
+
+    def waiting_in(self, task: asyncio.Task[object] | None) -> None:
+        """`task` awaits this ticket's work from now on (None: nothing does for now)."""
+        self._waiter = task
+
+    def check_aborted(self) -> None:
+        """Raise `ShutDown` if the server aborted this work (between two waits)."""
+        if self.aborted:
+            raise _shut_down()
+
+    def aborted_by(self, cancelled: asyncio.CancelledError) -> ShutDown:
+        """What a waiter cancelled by `Admission.abort` raises instead of the cancellation;
+        any other cancellation (a deadline, a client gone) is re-raised as it is."""
+        task = asyncio.current_task()
+        if not self.aborted or task is None or task.uncancel() > 0:
+            raise cancelled
+        return _shut_down()
+
+    def _abort(self) -> None:
+        self.aborted = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.cancel()
 
     def done_one(self) -> None:
         """One text finished in the engine: it frees its place and counts toward the rate."""
         if self.held > 0:
             self.held -= 1
-            self._admission._leave(1, completed=True)
+            self._admission._leave(self, 1, completed=True)
 
     def release(self) -> None:
         """The request is over: whatever it still holds (failed or aborted texts) leaves."""
         if self.held > 0:
-            self._admission._leave(self.held, completed=False)
-            self.held = 0
+            n, self.held = self.held, 0
+            self._admission._leave(self, n, completed=False)
 
 
 class Admission:
@@ -76,6 +109,7 @@ class Admission:
         self._last_rate = 0.0  # the drain rate when the last busy period ended
         self._idle = asyncio.Event()
         self._idle.set()
+        self._tickets: set[Ticket] = set()  # those holding places
 
     # -- the drain rate --------------------------------------------------------------------
 
@@ -133,7 +167,9 @@ class Admission:
             self._busy_done = 0
             self._idle.clear()
         self.in_flight += n
-        return Ticket(self, n)
+        ticket = Ticket(self, n)
+        self._tickets.add(ticket)
+        return ticket
 
     def _place_in_line(self, excess: int, n: int) -> float:
         """Seconds until a refused request of `n` texts, `excess` over the bound, may expect
@@ -150,7 +186,9 @@ class Admission:
         self._line = min(self._line + n / rate, now + MAX_RETRY)
         return wait
 
-    def _leave(self, n: int, completed: bool) -> None:
+    def _leave(self, ticket: Ticket, n: int, completed: bool) -> None:
+        if ticket.held == 0:
+            self._tickets.discard(ticket)
         self.in_flight -= n
         now = self._clock()
         if completed:
@@ -171,3 +209,13 @@ class Admission:
     async def wait_idle(self) -> None:
         """Return once no admitted work is left."""
         await self._idle.wait()
+
+    def abort(self) -> int:
+        """Stop for good (a shutdown past its drain): refuse new work and abort what is
+        admitted, each request answered 503 `draining` (its engine work cancelled) instead of
+        being cut off with the connection. Returns how many requests were aborted."""
+        self.drain()
+        tickets = list(self._tickets)
+        for ticket in tickets:
+            ticket._abort()
+        return len(tickets)

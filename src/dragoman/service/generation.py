@@ -22,8 +22,9 @@ from dragoman.service.quota import KeyLimits
 class Generation:
     """One admitted chat request: iterate it for the answer's chunks. It holds its admission
     place until it ends; it is aborted in the engine when its deadline passes, when its
-    consumer is cancelled, or when it is closed before the end. `aclose` is safe to repeat and
-    must be called however the request ends (it frees the place even if never iterated)."""
+    consumer is cancelled, when it is closed before the end, or when the server stops before
+    it ends (`Admission.abort`: ShutDown, 503 `draining`). `aclose` is safe to repeat and must
+    be called however the request ends (it frees the place even if never iterated)."""
 
     def __init__(
         self,
@@ -50,7 +51,9 @@ class Generation:
     async def __anext__(self) -> ChatChunk:
         if not self._open:
             raise StopAsyncIteration
+        self._ticket.waiting_in(asyncio.current_task())
         try:
+            self._ticket.check_aborted()  # the server stopped between two chunks
             async with asyncio.timeout(max(0.0, self._deadline.remaining())):
                 chunk = await anext(self._stream)
         except StopAsyncIteration:
@@ -63,9 +66,17 @@ class Generation:
                 f"the request's deadline of {self._deadline.seconds:g} s passed; the answer "
                 "was aborted"
             ) from None
+        except asyncio.CancelledError as cancelled:
+            try:
+                stopped = self._ticket.aborted_by(cancelled)  # the server stopped; else re-raised
+            finally:
+                await self.aclose()
+            raise stopped from None
         except BaseException:
             await self.aclose()
             raise
+        finally:
+            self._ticket.waiting_in(None)
         if chunk.finish_reason is not None:
             self.last = chunk
             self._ticket.done_one()

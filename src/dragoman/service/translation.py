@@ -361,6 +361,7 @@ class TranslationService:
             return result
 
         tasks: list[asyncio.Task[Translation]] = []
+        ticket.waiting_in(asyncio.current_task())
         try:
             async with asyncio.timeout(deadline.remaining()):
                 # A TaskGroup cancels (so aborts in the engine) the other units as soon as one
@@ -378,7 +379,10 @@ class TranslationService:
                 f"the request's deadline of {deadline.seconds:g} s passed; its unfinished texts "
                 f"were aborted ({aborted} of {len(jobs)})"
             ) from None
+        except asyncio.CancelledError as cancelled:
+            raise ticket.aborted_by(cancelled) from None  # the server stopped; else re-raised
         finally:
+            ticket.waiting_in(None)
             self.metrics.aborted.inc(sum(t.cancelled() for t in tasks))
         return [task.result() for task in tasks]
 

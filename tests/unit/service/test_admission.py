@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded
+from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded, ShutDown
 from dragoman.service.admission import Admission
 
 
@@ -200,3 +200,67 @@ def test_a_deadline_is_never_refused_on_a_past_busy_periods_rate() -> None:
     a.admit(1)
     a.admit(1)  # one queued behind the engine's single place
     a.admit(1, deadline_seconds=1.0)  # no current rate: no refusal
+
+
+async def test_abort_answers_the_waiting_work_and_refuses_new() -> None:
+    """A shutdown past its drain: the task waiting on admitted work gets ShutDown (503
+    `draining`) instead of being cancelled with its connection; new work is refused."""
+    a = Admission(limit=4, capacity=2)
+    t = a.admit(2)
+    started = asyncio.Event()
+
+    async def work() -> str:
+        t.waiting_in(asyncio.current_task())
+        try:
+            started.set()
+            await asyncio.sleep(60)
+        except asyncio.CancelledError as cancelled:
+            raise t.aborted_by(cancelled) from None
+        finally:
+            t.waiting_in(None)
+            t.release()
+        return "never"
+
+    task = asyncio.create_task(work())
+    await asyncio.wait_for(started.wait(), 5)
+    assert a.abort() == 1
+    with pytest.raises(ShutDown) as exc:
+        await asyncio.wait_for(task, 5)
+    assert (exc.value.status_code, exc.value.code) == (503, "draining")
+    assert exc.value.headers() == {"Retry-After": "5"}
+    assert a.in_flight == 0
+    assert a.abort() == 0  # nothing left to abort
+    with pytest.raises(Draining):
+        a.admit(1)
+
+
+async def test_a_cancellation_that_is_not_an_abort_stays_a_cancellation() -> None:
+    a = Admission(limit=4, capacity=2)
+    t = a.admit(1)
+    started = asyncio.Event()
+
+    async def work() -> None:
+        t.waiting_in(asyncio.current_task())
+        try:
+            started.set()
+            await asyncio.sleep(60)
+        except asyncio.CancelledError as cancelled:
+            raise t.aborted_by(cancelled) from None
+        finally:
+            t.release()
+
+    task = asyncio.create_task(work())
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()  # a client gone, a deadline: not the server's abort
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert a.in_flight == 0
+
+
+def test_a_ticket_aborted_between_two_waits_says_so_at_the_next() -> None:
+    a = Admission(limit=4, capacity=2)
+    t = a.admit(1)
+    t.check_aborted()  # not aborted: nothing raised
+    a.abort()  # nobody waiting on it right now
+    with pytest.raises(ShutDown):
+        t.check_aborted()
