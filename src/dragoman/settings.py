@@ -336,6 +336,11 @@ class ServeSettings(EngineSettings):
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
 
+    glossary_dir: Path | None = None
+    """Where DeepL's stored glossaries (`/v2/glossaries`) are kept, a file each (default:
+    DATA_DIR/glossaries): they outlive a restart, and the servers given the same directory
+    (one machine's, or a shared volume) share them."""
+
     cache_url: str | None = None
     """A Redis-protocol server (Valkey, Redis) as the translation cache's shared second level,
     e.g. `redis://127.0.0.1:6379/0` (with a password, prefer DRAGOMAN_CACHE_URL to the flag):

@@ -95,7 +95,7 @@ def build_app(
     app.state.engine_host = host
     app.state.admission = admission
     app.state.keys = keys
-    app.state.glossaries = GlossaryStore()
+    app.state.glossaries = GlossaryStore(settings.glossary_dir or settings.data_dir / "glossaries")
     app.state.stats = stats
     app.state.generation = GenerationService(host.translator, metrics, admission, limits)
     app.state.service = service

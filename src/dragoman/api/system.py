@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -24,7 +24,9 @@ async def health(host: HostDep) -> JSONResponse:
 
 
 @router.get("/ready")
-async def ready(host: HostDep, metrics: MetricsDep, admission: AdmissionDep) -> JSONResponse:
+async def ready(
+    request: Request, host: HostDep, metrics: MetricsDep, admission: AdmissionDep
+) -> JSONResponse:
     """200 when the engine is loaded and answering and the server is not shutting down; 503
     otherwise (a balancer sends no new work here)."""
     if admission.draining:
@@ -48,6 +50,9 @@ async def ready(host: HostDep, metrics: MetricsDep, admission: AdmissionDep) -> 
             "requests_unfinished": translator.num_unfinished_requests(),
             "admitted_in_flight": admission.in_flight,
             "admission_limit": admission.limit,
+            # which glossary directory it uses: `dragoman route` passes glossary requests
+            # only to backends that share one
+            "glossary_store": request.app.state.glossaries.store_id,
         }
     )
 

@@ -25,7 +25,7 @@ from dragoman.api.translate.protocol import TranslateRequest
 from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
 from dragoman.router.backends import ANY, Backend, Pool, Want
-from dragoman.router.compat import PASSED, deepl_want, libretranslate_want
+from dragoman.router.compat import GLOSSARIES, PASSED, deepl_want, libretranslate_want
 from dragoman.router.gather import gather_lists, merged
 from dragoman.router.health import run_checks
 from dragoman.router.proxy import Outgoing, forward, outgoing
@@ -165,6 +165,14 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
             return await relay(request, ANY)
 
         app.add_api_route(path, passed, methods=list(methods), name=path, include_in_schema=False)
+
+    for methods, path in GLOSSARIES:
+
+        async def stored(request: Request) -> Response:
+            pool.glossary_store()  # refused unless every backend shares the glossaries
+            return await relay(request, ANY)
+
+        app.add_api_route(path, stored, methods=list(methods), name=path, include_in_schema=False)
 
     @app.get("/v1/languages")
     async def languages(pool: PoolDep) -> dict[str, Any]:

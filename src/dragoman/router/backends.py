@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dragoman.errors import Rejected, UnsupportedLanguage
+from dragoman.errors import DragomanError, Rejected, UnsupportedLanguage
 from dragoman.languages import Pair
 
 
@@ -17,6 +17,14 @@ class NoHealthyBackend(Rejected):
 class BackendsBusy(Rejected):
     status_code = 503
     code = "backends_busy"
+
+
+class GlossariesNotShared(DragomanError):
+    """The backends keep their stored glossaries apart: one made on one would be missing on
+    the next."""
+
+    status_code = 501
+    code = "glossaries_not_shared"
 
 
 Want = tuple[str | None, str | None]
@@ -40,6 +48,7 @@ class Backend:
     fails: int = 0  # consecutive failed checks or requests
     passes: int = 0  # consecutive passed checks
     outstanding: int = 0
+    glossary_store: str | None = None  # the glossary directory its /ready names
 
     @property
     def sources(self) -> int:
@@ -106,6 +115,25 @@ class Pool:
                 f"every backend serving {describe(want)} is at its limit", retry_after=1
             )
         return min(free, key=lambda b: b.outstanding)
+
+    def glossary_store(self) -> str:
+        """The glossary directory every backend shares (so a glossary made through one is
+        found through any), or raise: 503 while one has not said which it uses, 501 when
+        they differ."""
+        unknown = [b.name for b in self.backends if b.glossary_store is None]
+        if unknown:
+            raise NoHealthyBackend(
+                f"stored glossaries need every backend to share them; {', '.join(unknown)} "
+                "has not said where it keeps them (not reached yet, or an older server)",
+                retry_after=self.readmit_seconds,
+            )
+        if len({b.glossary_store for b in self.backends}) > 1:
+            raise GlossariesNotShared(
+                "stored glossaries are kept per server and these backends keep theirs apart: "
+                "give every backend the same --glossary-dir (one machine's directory, or a "
+                "shared volume), or send glossary terms with native requests"
+            )
+        return str(self.backends[0].glossary_store)
 
     def record_failure(self, backend: Backend) -> bool:
         """A failed check or request; returns True when this ejects the backend."""

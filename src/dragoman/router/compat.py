@@ -1,7 +1,8 @@
 """What the proxy needs to know of the compatible surfaces' requests: the language pair of a
 translation (read from wherever the client put its parameters, in the surface's own codes), so
 it goes to a backend that serves it. A detected source leaves that side open; anything that is
-not a translation (detection, language lists, usage, chat, model lists) may go to any backend."""
+not a translation (detection, language lists, usage, chat, model lists, stored glossaries where
+the backends share them) may go to any backend."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ PASSED = (
     (("GET",), "/v1/models"),
     (("GET",), "/v1/models/{model_id:path}"),
     (("POST",), "/v1/chat/completions"),
+)
+
+# DeepL's stored glossaries: proxied only when every backend shares them (Pool.glossary_store).
+GLOSSARIES = (
+    (("GET", "POST"), "/v2/glossaries"),
+    (("GET", "DELETE"), "/v2/glossaries/{glossary_id}"),
+    (("GET",), "/v2/glossaries/{glossary_id}/entries"),
 )
 
 

@@ -23,6 +23,8 @@ async def check_once(
     try:
         r = await client.get(f"{b.url}/ready")
         ok = r.status_code == 200
+        if ok:
+            b.glossary_store = _glossary_store(r)
         if ok and b.learn_pairs and not b.healthy:
             langs = (await client.get(f"{b.url}/v1/languages")).raise_for_status().json()
             b.pairs = _pairs_of(langs)
@@ -37,6 +39,15 @@ async def check_once(
     elif pool.record_failure(b):
         log.warning("backend %s failed %d checks: ejected", b.name, pool.fail_threshold)
     metrics.healthy.labels(b.name).set(1 if b.healthy else 0)
+
+
+def _glossary_store(ready: httpx.Response) -> str | None:
+    """The glossary directory a backend's /ready names (None: its own memory, or unknown)."""
+    try:
+        store = ready.json().get("glossary_store")
+    except (ValueError, AttributeError):
+        return None
+    return store if isinstance(store, str) else None
 
 
 def _pairs_of(languages: object) -> set[tuple[str, str]]:

@@ -1,21 +1,30 @@
 """Glossaries: term pairs a request carries (or DeepL's stored glossaries name). Each sentence
 is sent with the pairs whose source term it holds, and the prompt asks the model to use them;
 afterwards each text reports the terms whose target the translation lacks (the 0.5B model does
-not always comply: the report says so rather than hiding it). Stored glossaries live in memory,
-per server, each its creator's: with API keys on, a key sees, uses and deletes only its own."""
+not always comply: the report says so rather than hiding it). Stored glossaries are each its
+creator's (with API keys on, a key sees, uses and deletes only its own) and are kept as files
+in a directory: they outlive a restart, and servers given the same directory share them."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
+import fcntl
 import io
+import json
+import logging
+import os
 import re
+import tempfile
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from dragoman.engine.protocol import Terms
-from dragoman.errors import DragomanError, InvalidRequest
+from dragoman.errors import ConfigError, DragomanError, InvalidRequest
 from dragoman.text.markup.markers import without_markers
 
 MAX_ENTRIES = 5000
@@ -24,10 +33,19 @@ MAX_GLOSSARIES = 100
 """Stored at once by one key (by everyone when keys are off): memory is bounded."""
 MAX_NAME_CHARS = 256
 
+log = logging.getLogger(__name__)
+
 
 class GlossaryNotFound(DragomanError):
     status_code = 404
     code = "glossary_not_found"
+
+
+class GlossaryStoreFailed(DragomanError):
+    """The glossary directory cannot be written (full, read-only): nothing was changed."""
+
+    status_code = 503
+    code = "glossary_store_error"
 
 
 @lru_cache(maxsize=4096)
@@ -142,9 +160,27 @@ class Glossary:
     """The key that made it (its digest); None when keys are off."""
 
 
-@dataclass
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 class GlossaryStore:
-    glossaries: dict[str, Glossary] = field(default_factory=dict)
+    """Glossaries by id, each a JSON file in `directory` (None: in memory only). Files are
+    written whole (a reader sees none or all of one) under a lock beside them, so several
+    servers may share the directory; each reads a glossary once and afterwards only checks
+    that its file is still there (another server may have deleted it)."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self._dir = directory
+        self._loaded: dict[str, Glossary] = {}
+        self._unreadable: set[str] = set()  # files already reported
+        if directory is not None:
+            try:
+                directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as exc:
+                raise ConfigError(f"glossary directory {directory}: {exc.strerror}") from None
+        self.store_id = self._identity()
+        """Names the directory (a servers sharing one report the same: `dragoman route`
+        passes glossary requests only to a fleet that shares its glossaries); None in memory."""
 
     def create(
         self, name: str, source: str, target: str, entries: Terms, owner: str | None = None
@@ -153,25 +189,130 @@ class GlossaryStore:
             raise InvalidRequest("a glossary needs a name")
         if len(name) > MAX_NAME_CHARS:
             raise InvalidRequest(f"a glossary's name is at most {MAX_NAME_CHARS} characters")
-        if len(self.owned(owner)) >= MAX_GLOSSARIES:
-            raise InvalidRequest(
-                f"at most {MAX_GLOSSARIES} glossaries are stored for a key: delete one first"
-            )
-        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        g = Glossary(str(uuid.uuid4()), name, source, target, check_entries(entries), now, owner)
-        self.glossaries[g.glossary_id] = g
+        entries = check_entries(entries)
+        with self._editing():
+            if len(self.owned(owner)) >= MAX_GLOSSARIES:
+                raise InvalidRequest(
+                    f"at most {MAX_GLOSSARIES} glossaries are stored for a key: delete one first"
+                )
+            now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+            g = Glossary(str(uuid.uuid4()), name, source, target, entries, now, owner)
+            self._write(g)
+            self._loaded[g.glossary_id] = g
         return g
 
     def owned(self, owner: str | None) -> list[Glossary]:
-        return [g for g in self.glossaries.values() if g.owner == owner]
+        """`owner`'s glossaries, oldest first."""
+        mine = [g for g in self._all() if g.owner == owner]
+        return sorted(mine, key=lambda g: (g.creation_time, g.glossary_id))
 
     def get(self, glossary_id: str, owner: str | None = None) -> Glossary:
         """The glossary, if `owner` made it: another key's is not found, as one never made."""
-        g = self.glossaries.get(glossary_id)
+        g = self._find(glossary_id)
         if g is None or g.owner != owner:
             raise GlossaryNotFound(f"glossary {glossary_id!r} not found")
         return g
 
     def delete(self, glossary_id: str, owner: str | None = None) -> None:
         self.get(glossary_id, owner)
-        del self.glossaries[glossary_id]
+        with self._editing():
+            if self._dir is not None:
+                try:
+                    self._path(glossary_id).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise self._failed(exc) from None
+            self._loaded.pop(glossary_id, None)
+
+    # -- the directory -------------------------------------------------------------------
+
+    def _identity(self) -> str | None:
+        """The directory's id: made by the first server to use it, read by the others."""
+        if self._dir is None:
+            return None
+        path = self._dir / ".store-id"
+        try:
+            with self._editing():
+                if not path.exists():
+                    path.write_text(str(uuid.uuid4()), encoding="ascii")
+                return path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError, GlossaryStoreFailed) as exc:
+            raise ConfigError(f"glossary directory {self._dir}: {exc}") from None
+
+    def _path(self, glossary_id: str) -> Path:
+        assert self._dir is not None
+        return self._dir / f"{glossary_id}.json"
+
+    def _find(self, glossary_id: str) -> Glossary | None:
+        if not _ID.fullmatch(glossary_id):  # also what keeps a path out of the directory
+            return None
+        if self._dir is None:
+            return self._loaded.get(glossary_id)
+        path = self._path(glossary_id)
+        if not path.exists():  # deleted, here or by another server
+            self._loaded.pop(glossary_id, None)
+            return None
+        g = self._loaded.get(glossary_id)
+        if g is None:
+            g = self._read(path)
+            if g is not None:
+                self._loaded[glossary_id] = g
+        return g
+
+    def _all(self) -> list[Glossary]:
+        if self._dir is None:
+            return list(self._loaded.values())
+        found = [self._find(p.stem) for p in self._dir.glob("*.json")]
+        return [g for g in found if g is not None]
+
+    def _read(self, path: Path) -> Glossary | None:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            g = Glossary(**{**raw, "entries": tuple((s, t) for s, t in raw["entries"])})
+            if g.glossary_id != path.stem or not all(
+                isinstance(v, str) for v in (g.name, g.source_lang, g.target_lang)
+            ):
+                raise ValueError("not this file's glossary")
+            return g
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            if path.name not in self._unreadable:  # once, not at every request
+                self._unreadable.add(path.name)
+                log.warning("glossary file %s is unreadable, left out: %s", path, exc)
+            return None
+
+    def _write(self, g: Glossary) -> None:
+        if self._dir is None:
+            return
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".new-", dir=self._dir)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({**asdict(g), "entries": [list(e) for e in g.entries]}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self._path(g.glossary_id))
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> GlossaryStoreFailed:
+        log.error("glossary directory %s: %s", self._dir, exc)
+        return GlossaryStoreFailed(f"glossaries cannot be stored right now ({exc.strerror})")
+
+    @contextlib.contextmanager
+    def _editing(self) -> Iterator[None]:
+        """One writer at a time across the servers sharing the directory (the count per key
+        is checked and the file written under the lock)."""
+        if self._dir is None:
+            yield
+            return
+        try:
+            lock = open(self._dir / ".lock", "a")  # noqa: SIM115 (held across the yield)
+        except OSError as exc:
+            raise self._failed(exc) from None
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield

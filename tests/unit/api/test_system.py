@@ -3,17 +3,22 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+from fastapi import FastAPI
 
 from dragoman.api.app import build_app
 from dragoman.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 
-async def test_health_ok_and_ready_when_engine_loaded(client: httpx.AsyncClient) -> None:
+async def test_health_ok_and_ready_when_engine_loaded(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
     assert (await client.get("/health")).json() == {"status": "ok", "engine": "ready"}
     r = await client.get("/ready")
     assert r.status_code == 200
-    assert r.json() == {
+    ready = r.json()
+    assert ready.pop("glossary_store") == app.state.glossaries.store_id is not None
+    assert ready == {
         "status": "ready",
         "model": "fake",
         "requests_unfinished": 0,
