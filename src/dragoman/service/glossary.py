@@ -23,12 +23,16 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import ahocorasick
+
 from dragoman.engine.protocol import Terms
 from dragoman.errors import ConfigError, DragomanError, InvalidRequest
 from dragoman.text.markup.markers import without_markers
 
 MAX_ENTRIES = 5000
 MAX_TERM_CHARS = 200
+MAX_ENTRIES_CHARS = MAX_ENTRIES * 1024  # DeepL's bound is 1,024 bytes an entry
+MAX_LINES = 4 * MAX_ENTRIES  # blank lines and CRLF ends included
 MAX_GLOSSARIES = 100
 """Stored at once by one key (by everyone when keys are off): memory is bounded."""
 MAX_NAME_CHARS = 256
@@ -60,20 +64,61 @@ def holds(text: str, term: str) -> bool:
     )
 
 
-def terms_in(text: str, glossary: Terms) -> Terms:
+_WORD = re.compile(r"\w")
+
+
+class TermIndex:
+    """A glossary's source terms in one Aho-Corasick automaton, built once per glossary: a
+    text is scanned once for all of them (a term at a time cost a regex search per term per
+    sentence, and 5,000 terms held the event loop for seconds). A term is found as `holds`
+    finds it: in any case, as whole words, or anywhere when it is not ASCII (CJK has no
+    spaces between words)."""
+
+    def __init__(self, glossary: Terms) -> None:
+        self.glossary = glossary
+        self._automaton = ahocorasick.Automaton()
+        for i, (source, _) in enumerate(glossary):
+            key = source.lower()
+            found = self._automaton.get(key, None)
+            if found is None:
+                self._automaton.add_word(key, (len(key), not source.isascii(), [i]))
+            else:
+                found[2].append(i)  # the same term in another case, or in two glossaries
+        self._automaton.make_automaton()
+
+    @classmethod
+    @lru_cache(maxsize=32)
+    def of(cls, glossary: Terms) -> TermIndex:
+        """The index of `glossary`, built once for the glossaries in use (ask once a request:
+        hashing a large glossary costs tens of microseconds)."""
+        return cls(glossary)
+
+    def held(self, text: str) -> Terms:
+        """The pairs whose source term `text` holds, in the glossary's order."""
+        low, hits = text.lower(), set()
+        for end, (n, anywhere, pairs) in self._automaton.iter(low):
+            start = end - n + 1
+            if anywhere or (
+                (start == 0 or not _WORD.match(low, start - 1))
+                and (end + 1 == len(low) or not _WORD.match(low, end + 1))
+            ):
+                hits.update(pairs)
+        return tuple(self.glossary[i] for i in sorted(hits))
+
+
+def terms_in(text: str, index: TermIndex | None) -> Terms:
     """The pairs whose source term `text` (a unit: markers are not its words) holds."""
-    if not glossary:  # the commonest: every unit of every request asks
+    if index is None:  # the commonest: every unit of every request asks
         return ()
-    words = _words([text])
-    return tuple((s, t) for s, t in glossary if holds(words, s))
+    return index.held(_words([text]))
 
 
-def missed(sources: list[str], translations: list[str], glossary: Terms) -> list[str]:
+def missed(sources: list[str], translations: list[str], index: TermIndex) -> list[str]:
     """Source terms the units sent to the model hold whose target term their translations
     lack. Units, not documents: a tag or attribute name of the markup around them is no term
     (`<b>` held no "B"), and the inline markers in them are not words."""
-    source, translation = _words(sources), _words(translations)
-    return [s for s, t in glossary if holds(source, s) and not holds(translation, t)]
+    translation = _words(translations)
+    return [s for s, t in index.held(_words(sources)) if not holds(translation, t)]
 
 
 def _words(units: list[str]) -> str:
@@ -111,6 +156,14 @@ def parse_entries(text: str, fmt: str, source: str, target: str) -> Terms:
     language (rows of another pair are skipped). Blank lines are skipped; no entry, a line
     without its two terms, a tsv line with a second tab and a source term given twice are
     refused."""
+    # Bounded before any line is read: a body of millions of blank lines or copies of one
+    # line cost seconds and hundreds of MB to refuse.
+    if len(text) > MAX_ENTRIES_CHARS:
+        raise InvalidRequest(f"glossary entries are at most {MAX_ENTRIES_CHARS} characters")
+    if text.count("\n") + text.count("\r") > MAX_LINES:
+        raise InvalidRequest(
+            f"a glossary holds at most {MAX_ENTRIES} entries; these have over {MAX_LINES} lines"
+        )
     if fmt == "tsv":
         lines = _LINES.split(text)  # not str.splitlines: U+2028 and the like are not lines here
         rows = [(i, line.split("\t")) for i, line in enumerate(lines, 1)]

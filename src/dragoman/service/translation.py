@@ -45,7 +45,7 @@ from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
-from dragoman.service.glossary import missed, terms_in
+from dragoman.service.glossary import TermIndex, missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.validate import Validator, rank
@@ -196,6 +196,7 @@ class TranslationService:
         # Which units need the engine, decided once (a regex pass per unit).
         engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
         glossary = options.glossary
+        terms = TermIndex.of(glossary) if glossary else None
         mode = options.context or self.settings.sentence_context
         jobs = [
             (
@@ -203,7 +204,7 @@ class TranslationService:
                 shown,  # the unit, with its neighbours where `mode` asks
                 sources[i] or "",
                 target,
-                terms_in(u, glossary),
+                terms_in(u, terms),
             )
             for i, p in plans.items()
             for u, shown, go in zip(
@@ -235,16 +236,16 @@ class TranslationService:
                 ticket.release()
         results = [unchanged(t) for t in texts]
         # A text the model did not see (already in the target language) misses no term.
-        missed_terms: list[list[str]] | None = [[] for _ in texts] if glossary else None
+        missed_terms: list[list[str]] | None = [[] for _ in texts] if terms is not None else None
         answers = iter(done)
         for i, p in plans.items():
             parts = [
                 next(answers) if go else unchanged(u)
                 for u, go in zip(p.units, engine[i], strict=True)
             ]
-            if missed_terms is not None:
+            if missed_terms is not None and terms is not None:
                 replies = [r.text for r in compress(parts, engine[i])]
-                missed_terms[i] = missed(list(compress(p.units, engine[i])), replies, glossary)
+                missed_terms[i] = missed(list(compress(p.units, engine[i])), replies, terms)
             text, repairs = p.assemble([r.text for r in parts])
             for repair in repairs:
                 self.metrics.repairs.labels(repair.split(" ", 1)[0]).inc()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -228,3 +229,27 @@ async def test_glossaries(client: httpx.AsyncClient) -> None:
     ):
         r = await client.post("/v2/glossaries", json={**create, **change}, headers=AUTH)
         assert r.status_code == 400 and why in r.json()["message"], r.text
+    # bounded before any line is read: millions of blank lines or one line copied
+    for entries in ("\n" * 2_000_000, "a\tb\n" * 400_000):  # under the 4 MiB body bound
+        r = await client.post("/v2/glossaries", json={**create, "entries": entries}, headers=AUTH)
+        assert r.status_code == 400 and "at most" in r.json()["message"], r.text
+
+
+async def test_a_request_names_at_most_five_glossaries_each_once(client: httpx.AsyncClient) -> None:
+    create = {"name": "g", "source_lang": "EN", "target_lang": "DE", "entries": "Save\tSichern"}
+    gid = (await client.post("/v2/glossaries", json=create, headers=AUTH)).json()["glossary_id"]
+    body = {"text": ["Save it"], "source_lang": "EN", "target_lang": "DE"}
+    r = await client.post(
+        "/v2/translate", json={**body, "glossary_id": gid, "glossary_ids": [gid] * 80}, headers=AUTH
+    )
+    assert r.status_code == 200 and r.json()["translations"][0]["text"] == "[de] Sichern it"
+    six = [str(uuid.uuid4()) for _ in range(6)]
+    r = await client.post("/v2/translate", json={**body, "glossary_ids": six}, headers=AUTH)
+    assert r.status_code == 400 and "at most 5 glossaries" in r.json()["message"]
+
+
+async def test_a_text_without_letters_reports_the_source_given(client: httpx.AsyncClient) -> None:
+    body = {"text": ["42", "Hello", ""], "source_lang": "EN", "target_lang": "DE"}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    got = [t["detected_source_language"] for t in r.json()["translations"]]
+    assert got == ["EN", "EN", "EN"]

@@ -4,42 +4,76 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dragoman.errors import ConfigError, InvalidRequest
 from dragoman.service.glossary import (
+    MAX_ENTRIES_CHARS,
     MAX_GLOSSARIES,
+    MAX_LINES,
     GlossaryNotFound,
     GlossaryStore,
     GlossaryStoreFailed,
+    TermIndex,
+    holds,
     missed,
     parse_entries,
     terms_in,
 )
 
 GLOSSARY = (("Save", "Enregistrer"), ("log in", "se connecter"), ("数据", "données"))
+INDEX = TermIndex.of(GLOSSARY)
 
 
 def test_terms_are_whole_words_in_any_case() -> None:
-    assert terms_in("Press SAVE to log in.", GLOSSARY) == GLOSSARY[:2]
-    assert terms_in("Saved files are kept", GLOSSARY) == ()  # "Saved" is not "Save"
-    assert terms_in("请保存数据", GLOSSARY) == (GLOSSARY[2],)  # CJK: no word boundaries
+    assert terms_in("Press SAVE to log in.", INDEX) == GLOSSARY[:2]
+    assert terms_in("Saved files are kept", INDEX) == ()  # "Saved" is not "Save"
+    assert terms_in("请保存数据", INDEX) == (GLOSSARY[2],)  # CJK: no word boundaries
 
 
 def test_missed_terms() -> None:
-    assert missed(["Save it"], ["Enregistrez-le"], GLOSSARY) == ["Save"]
-    assert missed(["Save it"], ["Enregistrer"], GLOSSARY) == []
-    assert missed(["Nothing here"], ["Rien"], GLOSSARY) == []
+    assert missed(["Save it"], ["Enregistrez-le"], INDEX) == ["Save"]
+    assert missed(["Save it"], ["Enregistrer"], INDEX) == []
+    assert missed(["Nothing here"], ["Rien"], INDEX) == []
     # one text's sentences together: the term in one, its target in another's reply
-    assert missed(["Hello.", "Save it."], ["Bonjour.", "Enregistrer."], GLOSSARY) == []
+    assert missed(["Hello.", "Save it."], ["Bonjour.", "Enregistrer."], INDEX) == []
 
 
 def test_inline_markers_are_not_words() -> None:
-    terms = (("G1", "Gé1"), ("Acme Cloud", "Nuage Acme"))
+    terms = TermIndex.of((("G1", "Gé1"), ("Acme Cloud", "Nuage Acme")))
     assert missed(["Open <g1>Acme</g1> <g2>Cloud</g2>"], ["Ouvrez <g1>x</g1>"], terms) == [
         "Acme Cloud"
     ]
     assert missed(["Open <g1>it</g1><x2/>"], ["Ouvrez <g1>le</g1><x2/>"], terms) == []
     assert missed(["Acme<x1/>Cloud"], ["Nuage<x1/> Acme"], terms) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["save", "Save", "log in", "数据", "é", "a_b", "x-y", "Ä"]), min_size=1
+    ),
+    st.text(alphabet="saveSAVElogin 数据éÉa_bx-yäÄ.\n", max_size=40),
+)
+def test_the_index_finds_what_a_term_by_term_search_finds(terms: list[str], text: str) -> None:
+    # (not letters whose lower case is longer, as "İ": regex and str.lower fold them apart)
+    glossary = tuple((t, f"<{t}>") for t in dict.fromkeys(terms))
+    expected = tuple((s, t) for s, t in glossary if holds(text, s))
+    assert TermIndex(glossary).held(text) == expected
+
+
+def test_a_large_glossary_is_one_pass_not_a_search_per_term() -> None:
+    """5,000 entries (the most a glossary holds) past the old pattern cache of 4,096 made
+    every term a fresh regex for every sentence: seconds per request, the loop held."""
+    glossary = tuple((f"term{i}", f"terme{i}") for i in range(5000))
+    index = TermIndex.of(glossary)
+    assert TermIndex.of(glossary) is index  # built once for the glossary
+    assert terms_in("Use term42 and term4999, not term50000.", index) == (
+        ("term42", "terme42"),
+        ("term4999", "terme4999"),
+    )
+    assert missed(["Use term42."], ["Utilisez terme42."], index) == []
 
 
 def test_entries_tsv_csv_and_limits() -> None:
@@ -66,6 +100,8 @@ def test_entries_tsv_csv_and_limits() -> None:
         ("a\tb\u2028c", "tsv", "line breaks"),
         ("a\x1f\tb\x85", "tsv", "control characters"),  # at a term's edge too
         ("a\tb\u2029", "tsv", "line breaks"),
+        ("x" * (MAX_ENTRIES_CHARS + 1), "tsv", "at most"),
+        ("a\tb\r\n" * (MAX_LINES // 2 + 1), "csv", "over 20000 lines"),
     ):
         with pytest.raises(InvalidRequest, match=why):
             parse_entries(bad, fmt, "en", "fr")

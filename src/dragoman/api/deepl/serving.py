@@ -28,6 +28,8 @@ from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService
 
+# As DeepL's client allows; each named once (a glossary named twice is used once).
+MAX_GLOSSARIES_A_REQUEST = 5
 # What /v2/usage reports as the limit when none applies (a zero would read as "used up").
 NO_LIMIT = 10**12
 
@@ -43,7 +45,9 @@ async def translate(
     target = from_deepl(req.target_lang, "target_lang")
     source = None if req.source_lang is None else from_deepl(req.source_lang, "source_lang")
     options = options_of(req)
-    ids = [*([req.glossary_id] if req.glossary_id else []), *req.glossary_ids]
+    ids = list(dict.fromkeys([*([req.glossary_id] if req.glossary_id else []), *req.glossary_ids]))
+    if len(ids) > MAX_GLOSSARIES_A_REQUEST:
+        raise InvalidRequest(f"at most {MAX_GLOSSARIES_A_REQUEST} glossaries a request")
     if ids:
         if source is None:
             raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
@@ -62,8 +66,9 @@ async def translate(
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(
-                # A text with no letters was not translated: it reports the target's code.
-                detected_source_language=to_deepl(src or target),
+                # A text with no letters was not translated: it reports the source given,
+                # else the target's code.
+                detected_source_language=to_deepl(src or source or target),
                 text=r.text,
                 billed_characters=len(text),
                 model_type_used=used,
