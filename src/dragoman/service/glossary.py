@@ -156,6 +156,7 @@ def parse_entries(text: str, fmt: str, source: str, target: str) -> Terms:
     language (rows of another pair are skipped). Blank lines are skipped; no entry, a line
     without its two terms, a tsv line with a second tab and a source term given twice are
     refused."""
+    text = text.removeprefix("\ufeff")  # a spreadsheet's export: no part of the first term
     # Bounded before any line is read: a body of millions of blank lines or copies of one
     # line cost seconds and hundreds of MB to refuse.
     if len(text) > MAX_ENTRIES_CHARS:

@@ -81,6 +81,10 @@ def test_entries_tsv_csv_and_limits() -> None:
     # the length is the stored term's, spaces around it stripped
     assert parse_entries("x" * 200 + "  \tb", "tsv", "en", "fr") == (("x" * 200, "b"),)
     assert parse_entries('a,b\n"c, d",e\n', "csv", "en", "fr") == (("a", "b"), ("c, d", "e"))
+    for fmt in ("tsv", "csv"):  # a byte-order mark is not part of the first term
+        assert parse_entries(
+            "\ufeffSave\tx" if fmt == "tsv" else "\ufeffSave,x", fmt, "en", "fr"
+        ) == (("Save", "x"),)
     # CSV rows may name their pair (DeepL's export): rows of another pair are skipped
     csv_pairs = "a,b,EN,FR\nc,d,en,de\ne,f,en-GB,fr\ng,h,x\n"
     assert parse_entries(csv_pairs, "csv", "en", "fr") == (("a", "b"), ("e", "f"), ("g", "h"))
