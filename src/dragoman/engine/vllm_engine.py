@@ -436,6 +436,10 @@ async def unless_dead(work: Awaitable[T], dead: asyncio.Event) -> T:
     return task.result()
 
 
+def _already_shut_down(timeout: float | None = None) -> None:
+    """An engine's shutdown after open_vllm's own."""
+
+
 @asynccontextmanager
 async def open_vllm(
     settings: EngineSettings,
@@ -465,3 +469,7 @@ async def open_vllm(
         yield VllmTranslator(engine, settings, languages, prompt_format, name, plan)
     finally:
         engine.shutdown()
+        # Once is enough: vLLM's __del__ shuts down again, and with the heap frozen (gc
+        # freeze) that runs at interpreter exit, when its module's globals are gone: a
+        # TypeError traceback in the log of every server that stopped cleanly.
+        engine.shutdown = _already_shut_down  # type: ignore[method-assign]
