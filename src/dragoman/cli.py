@@ -13,7 +13,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsError
 
-from dragoman.errors import DragomanError
+from dragoman.errors import ConfigError, DragomanError
 
 S = TypeVar("S", bound=BaseSettings)
 
@@ -47,16 +47,23 @@ def parse(cls: type[S], args: list[str], prog: str) -> S:
 
 
 def _take_config(args: list[str]) -> list[str]:
-    """`--config FILE` anywhere in the arguments becomes DRAGOMAN_CONFIG (read by settings)."""
+    """`--config FILE` anywhere in the arguments becomes DRAGOMAN_CONFIG (read by settings).
+    An empty name is refused: settings would read it as no file and the defaults would run
+    without a word."""
     out: list[str] = []
     it = iter(args)
     for arg in it:
         if arg == "--config":
-            os.environ["DRAGOMAN_CONFIG"] = next(it, "")
+            value = next(it, None)
+            if value is None:
+                raise ConfigError("--config needs a file name")
+            os.environ["DRAGOMAN_CONFIG"] = value
         elif arg.startswith("--config="):
             os.environ["DRAGOMAN_CONFIG"] = arg.split("=", 1)[1]
         else:
             out.append(arg)
+    if os.environ.get("DRAGOMAN_CONFIG") == "":
+        raise ConfigError("--config (DRAGOMAN_CONFIG) is empty: name a TOML file, or unset it")
     return out
 
 
@@ -223,7 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         if tuple(args[: len(words)]) == words:
             try:
                 command(_take_config(args[len(words) :]))
-            except DragomanError as exc:
+            except ConfigError as exc:  # wrong input: exits as a bad flag does
+                print(f"dragoman: error: {exc.message}", file=sys.stderr)
+                return 2
+            except DragomanError as exc:  # the work failed (a server down): 1
                 print(f"dragoman: error: {exc.message}", file=sys.stderr)
                 return 1
             except ValidationError as exc:

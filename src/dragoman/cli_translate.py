@@ -7,7 +7,7 @@ import sys
 
 import httpx
 
-from dragoman.errors import DragomanError
+from dragoman.errors import ConfigError, DragomanError
 from dragoman.settings import TranslateSettings
 
 
@@ -28,8 +28,10 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
         )
     except httpx.ConnectError:
         return None
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a bad URL, a timeout
-        raise _ServerError(f"{s.server}: {exc or type(exc).__name__}") from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:  # the input is wrong: exit 2
+        raise ConfigError(f"{s.server}: {exc}") from None
+    except httpx.HTTPError as exc:  # a timeout; an exception's text may be empty
+        raise _ServerError(f"{s.server}: {str(exc) or type(exc).__name__}") from None
     try:
         body = reply.json()
         if reply.status_code == 200:

@@ -97,9 +97,17 @@ class ShutDown(DragomanError):
 
 
 class ConfigError(DragomanError):
-    """A file the operator wrote (API keys) is malformed, or a command was given wrong input."""
+    """A file the operator wrote (API keys) is malformed, or a command was given wrong input.
+    The CLI exits 2 on it, as on a bad flag: the input has to change, not the moment."""
 
     code = "config_error"
+
+
+class Unreachable(DragomanError):
+    """A server a command works against did not answer (the CLI exits 1: try again later)."""
+
+    status_code = 502
+    code = "unreachable"
 
 
 class ModelError(DragomanError):

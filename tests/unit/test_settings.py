@@ -156,6 +156,6 @@ def test_command_line_mistakes_are_one_line_errors(
         ["translate", "hi", "--to", "de", "--server", "notaurl"],
         ["plan", "--rps", "1", "--results", str(tmp_path / "none.json")],
     ):
-        assert main(argv) == 1, argv
+        assert main(argv) == 2, argv  # wrong input exits as a bad flag does
         err = capsys.readouterr().err
         assert err.startswith("dragoman: error:") and "Traceback" not in err, err

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
-from dragoman.errors import ConfigError
+from dragoman.errors import ConfigError, Unreachable
 from dragoman.eval.sets import EvalItem
 from dragoman.languages import language_name
 
@@ -89,7 +89,7 @@ class Target:
         try:
             r = await client.get(path)
         except httpx.TransportError as exc:
-            raise ConfigError(f"cannot reach {self.url}: {exc or type(exc).__name__}") from None
+            raise Unreachable(f"cannot reach {self.url}: {_reason(exc)}") from None
         try:
             body: dict[str, Any] = r.json() if r.status_code == 200 else {}
         except ValueError:
@@ -144,6 +144,11 @@ class Target:
             return Output(error=f"{type(exc).__name__}: {exc}"[:300])
         out.seconds = time.monotonic() - started
         return out
+
+
+def _reason(exc: BaseException) -> str:
+    # An exception object is always truthy; its text may still be empty (httpx's timeouts).
+    return str(exc) or type(exc).__name__
 
 
 def _retry_after(r: httpx.Response) -> float:

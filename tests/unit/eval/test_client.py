@@ -5,7 +5,7 @@ import json
 import httpx
 import pytest
 
-from dragoman.errors import ConfigError
+from dragoman.errors import Unreachable
 from dragoman.eval import client as c
 from dragoman.eval.sets import EvalItem
 
@@ -104,5 +104,14 @@ async def test_an_unreachable_server_is_a_clear_error() -> None:
         raise httpx.ConnectError("connection refused")
 
     target = c.Target("http://127.0.0.1:9", transport=httpx.MockTransport(down))
-    with pytest.raises(ConfigError, match=r"cannot reach http://127\.0\.0\.1:9"):
+    with pytest.raises(Unreachable, match=r"cannot reach http://127\.0\.0\.1:9"):
+        await c.translate_all(target, ITEMS[:1])
+
+
+async def test_an_error_without_text_is_named_by_its_type() -> None:
+    def silent(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("")
+
+    target = c.Target("http://127.0.0.1:9", transport=httpx.MockTransport(silent))
+    with pytest.raises(Unreachable, match=r"cannot reach http://127\.0\.0\.1:9: ReadTimeout$"):
         await c.translate_all(target, ITEMS[:1])

@@ -30,5 +30,5 @@ def test_eval_without_a_server_is_a_one_line_error(capsys: pytest.CaptureFixture
 
 def test_eval_of_missing_data_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["eval", "--url", "http://127.0.0.1:9", "--pairs", "en-th", "--kinds", "paragraph"]
-    assert main(args) == 1
+    assert main(args) == 2  # wrong input, not a failed run
     assert "dragoman: error: no paragraph data for th" in capsys.readouterr().err
