@@ -536,6 +536,10 @@ class TranslateSettings(EngineSettings):
 
 
 class InfoSettings(EngineSettings):
+    # The flag is --json, but a field named `json` would shadow BaseModel.json: an alias, which
+    # pydantic-settings reads from the environment unprefixed (a stray JSON=1) unless told.
+    model_config = SettingsConfigDict(env_prefix_target="all")
+
     architecture: Literal["host", "continuous", "llama-cpp"] = "host"
     """The engine to report the plan of: the host's choice, vLLM (`continuous`) or llama.cpp
     (`llama-cpp`)."""

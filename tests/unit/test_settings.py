@@ -159,3 +159,15 @@ def test_command_line_mistakes_are_one_line_errors(
         assert main(argv) == 2, argv  # wrong input exits as a bad flag does
         err = capsys.readouterr().err
         assert err.startswith("dragoman: error:") and "Traceback" not in err, err
+
+
+def test_info_json_has_a_prefixed_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dragoman.cli import parse
+    from dragoman.settings import InfoSettings
+
+    monkeypatch.setenv("JSON", "1")  # anyone's variable, not ours
+    assert parse(InfoSettings, [], "dragoman info").json_output is False
+    monkeypatch.setenv("DRAGOMAN_JSON", "1")
+    assert parse(InfoSettings, [], "dragoman info").json_output is True
+    monkeypatch.setenv("DRAGOMAN_JSON", "0")
+    assert parse(InfoSettings, ["--json"], "dragoman info").json_output is True
