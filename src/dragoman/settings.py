@@ -13,7 +13,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -147,6 +155,15 @@ class LlamaCppSettings(ModelSettings):
     """Parallel compile jobs."""
 
 
+def _check_threads(value: str) -> str:
+    """A --cpu-threads value (tune's --threads choices take the same)."""
+    if value in ("host", "all", "reserve-one", "auto", "nobind"):
+        return value
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", value):
+        raise ValueError("cpu_threads: host, all, reserve-one, nobind or a CPU list such as 0-1")
+    return value
+
+
 class EngineSettings(ModelSettings):
     # The seed measured 2-20 concurrent requests per server; 16 sequences kept decode fast with
     # the best tail latency, while 64 left slots empty and slowed every step.
@@ -204,13 +221,7 @@ class EngineSettings(ModelSettings):
     @field_validator("cpu_threads")
     @classmethod
     def _threads(cls, value: str) -> str:
-        if value in ("host", "all", "reserve-one", "auto", "nobind"):
-            return value
-        if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", value):
-            raise ValueError(
-                "cpu_threads: host, all, reserve-one, nobind or a CPU list such as 0-1"
-            )
-        return value
+        return _check_threads(value)
 
     @model_validator(mode="after")
     def _w4a16_activations(self) -> EngineSettings:
@@ -669,10 +680,17 @@ class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"
     """Workload to tune on (use the one that looks like your traffic)."""
 
-    dtypes: list[Literal["host", "bfloat16", "float16", "float32"]] = ["float32", "bfloat16"]
+    # The lists are checked here, with serve's rules for one value: tune copies each choice
+    # into the engine's settings without validation, so a bad one surfaced only when its
+    # server failed to start, after the choices before it had run.
+    dtypes: list[Literal["host", "bfloat16", "float16", "float32"]] = Field(
+        default=["float32", "bfloat16"], min_length=1
+    )
     """dtypes tried first (with every --threads choice, at --max-num-seqs); the best goes on."""
 
-    threads: list[str] = ["all", "reserve-one"]
+    threads: list[Annotated[str, AfterValidator(_check_threads)]] = Field(
+        default=["all", "reserve-one"], min_length=1
+    )
     """CPU thread choices tried with every dtype (see --cpu-threads); ignored on a GPU."""
 
     workload_size: int = Field(default=400, ge=1)
@@ -681,10 +699,12 @@ class TuneSettings(EngineSettings):
     seed: int = 0
     """Workload seed."""
 
-    seqs: list[int] = [1, 2, 4, 8, 16, 32]
+    seqs: list[Annotated[int, Field(ge=1, le=1024)]] = Field(
+        default=[1, 2, 4, 8, 16, 32], min_length=1
+    )
     """max_num_seqs values, tried in order until results degrade."""
 
-    batched_tokens: list[int] = [8192]
+    batched_tokens: list[Annotated[int, Field(ge=256)]] = Field(default=[8192], min_length=1)
     """max_num_batched_tokens choices; each gets its own max_num_seqs sweep."""
 
     concurrency: list[Annotated[int, Field(ge=1)]] = [5, 20]

@@ -171,3 +171,33 @@ def test_info_json_has_a_prefixed_twin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse(InfoSettings, [], "dragoman info").json_output is True
     monkeypatch.setenv("DRAGOMAN_JSON", "0")
     assert parse(InfoSettings, ["--json"], "dragoman info").json_output is True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seqs", "[]"],
+        ["--seqs", "0"],
+        ["--seqs", "4,2000"],
+        ["--batched-tokens", "[]"],
+        ["--batched-tokens", "100"],
+        ["--threads", "[]"],
+        ["--threads", "all,lots"],
+        ["--dtypes", "[]"],
+    ],
+)
+def test_tune_choices_are_checked_before_any_server_starts(
+    args: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import dragoman.bench.tune as tune
+    from dragoman.cli import main
+
+    def launch(*_: object, **__: object) -> None:
+        raise AssertionError("tune started a server with a choice it had not checked")
+
+    monkeypatch.setattr(tune, "launch_dragoman", launch)
+    assert main(["tune", "--out", str(tmp_path / "t"), *args]) == 2
+    assert "dragoman: invalid settings" in capsys.readouterr().err
