@@ -46,3 +46,49 @@ def test_figures_from_the_checked_run_are_refused(tmp_path: Path) -> None:
     fresh = run(tmp_path, "fresh", 1.0, (15, 30, 45))
     with pytest.raises(ValueError, match="must not come from the run"):
         check(figures_from(fresh), fresh, p99_target=5.0)
+
+
+def test_a_sibling_folder_with_the_same_prefix_is_not_the_run(tmp_path: Path) -> None:
+    committed = figures_from(run(tmp_path, "exact1", 1.0, (10, 20, 40, 80, 160)))
+    fresh = run(tmp_path, "exact", 1.0, (15, 30, 45, 60))
+    assert abs(check(committed, fresh, p99_target=5.0).error) < 0.05
+    with pytest.raises(ValueError, match="must not come from the run"):
+        check(committed, tmp_path / "exact1" / "results.json", p99_target=5.0)
+
+
+def _broken(folder: Path, how: str) -> Path:
+    """A one-level run of three good records, then broken as `how` says."""
+    import json
+
+    write_results(folder, {1: [record(1, i, o, 1 + 0.1 * o) for i, o in enumerate((10, 20, 30))]})
+    data = json.loads((folder / "results.json").read_text())
+    recs = data["runs"][0]["records"]
+    for r in recs:
+        if how == "allfail":
+            r["success"] = False
+        elif how == "noapprox":
+            del r["approx_tokens"]
+        elif how in ("zerolat", "nanlat", "strlat"):
+            r["latency"] = {"zerolat": 0.0, "nanlat": float("nan"), "strlat": "fast"}[how]
+    if how == "recstr":
+        data["runs"][0]["records"] = ["a", "b", "c"]
+    if how == "hoststr":
+        data["meta"]["host"] = "x86"
+    (folder / "results.json").write_text(json.dumps(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "how", ["allfail", "noapprox", "recstr", "zerolat", "nanlat", "strlat", "hoststr"]
+)
+def test_a_malformed_run_is_a_one_line_error(
+    tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dragoman.cli import main
+
+    good = run(tmp_path, "committed", 1.0, (10, 20, 40, 80, 160))
+    bad = _broken(tmp_path / how, how)
+    for args in (["--results", str(good), "--check", str(bad)], ["--results", str(bad)]):
+        assert main(["plan", *args, "--p99", "5"]) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("dragoman: error: ") and err.count("\n") == 1, err

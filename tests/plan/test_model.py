@@ -87,7 +87,11 @@ def test_weighted_quantile() -> None:
 
 @pytest.mark.parametrize(
     ("words", "pairs", "message"),
-    [("", "en-fr", "words: empty"), ("ten", "en-fr", "numbers"), ("10", "en-fr:-1", "positive")],
+    [
+        ("", "en-fr", "words: empty"),
+        ("ten", "en-fr", "number of words"),
+        ("10", "en-fr:-1", "positive"),
+    ],
 )
 def test_bad_mix_specs_say_what_is_wrong(words: str, pairs: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -98,3 +102,50 @@ def test_mix_weights_are_normalised(figures: HostFigures) -> None:
     outs = mix_from_specs("10:3,100:1", "en-fr:1,en-de:1").outputs(figures)
     assert math.fsum(p for _, p in outs) == pytest.approx(1.0)
     assert len(outs) == 4
+
+
+def test_the_line_is_held_at_the_measured_ends_not_extrapolated() -> None:
+    from dragoman.plan.figures import fit_level
+    from dragoman.plan.model import outside_measured
+
+    from .conftest import record
+
+    # A steep line through 50-150 output tokens: extended down to 1 token it went below 0 s.
+    recs = [
+        record(1, i, out, lat) for i, (out, lat) in enumerate([(50, 6.0), (100, 11.0), (150, 16.5)])
+    ]
+    level = fit_level(1, recs, {"rps": 0.1, "latency_p99_s": 16.5})
+    assert level.alpha + level.beta * 1 < 1.0  # what the line alone says of 1 token
+    assert level.latency(1) == pytest.approx(level.latency(50))
+    assert level.latency(1) >= 6.0
+    assert level.latency(1000) == pytest.approx(level.latency(150))
+    fig = HostFigures("avx2", 2, "x", 16, [level], {"*": 1 / 1.3})
+    (tiny,) = predict(fig, mix_from_specs("1", "en-fr"))
+    assert tiny.mean_latency >= 6.0 and tiny.rps <= 1 / 6.0
+    warning = outside_measured(fig, mix_from_specs("1", "en-fr"))
+    assert warning is not None and "outside the 50-150" in warning
+    assert outside_measured(fig, mix_from_specs("100", "en-fr")) is None
+
+
+@pytest.mark.parametrize(
+    "words, pairs, message",
+    [
+        ("6:nan", "en-fr", "finite positive weight"),
+        ("6:inf", "en-fr", "finite positive weight"),
+        ("nan:1", "en-fr", "finite number of words"),
+        ("-50:1", "en-fr", "finite number of words"),
+        ("inf", "en-fr", "finite number of words"),
+        ("6", "en-fr:nan", "finite positive weight"),
+        ("6", "en-zz", "two different codes"),
+        ("6", "en-fr-zh", "two different codes"),
+        ("6", "en-en", "two different codes"),
+        ("6", ",", "pairs: empty"),
+    ],
+)
+def test_mix_values_are_finite_positive_and_known(words: str, pairs: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        mix_from_specs(words, pairs)
+
+
+def test_pairs_are_read_in_lower_case() -> None:
+    assert mix_from_specs("6", "EN-FR:2, en-De").pairs == (("en-fr", 2.0), ("en-de", 1.0))

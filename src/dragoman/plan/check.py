@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dragoman.bench.stats import percentile
-from dragoman.plan.figures import DEPLOYED, HostFigures, host_class_of, load_results
+from dragoman.plan.figures import (
+    DEPLOYED,
+    HostFigures,
+    checked_records,
+    host_class_of,
+    load_results,
+)
 from dragoman.plan.model import WORDS_TO_TOKENS, Capacity, Mix, capacity_at, predict
 
 
@@ -51,30 +57,38 @@ def measured_run(path: Path) -> tuple[str, Mix, list[MeasuredLevel]]:
     pairs: Counter[str] = Counter()
     levels = []
     for run in runs:
-        ok = [r for r in run["records"] if r["success"]]
-        for r in run["records"]:
-            words[round(r["approx_tokens"] / WORDS_TO_TOKENS, 1)] += 1
-            pairs[f"en-{r['target_lang']}"] += 1
         c = int(run["concurrency"])
-        lat = [r["latency"] for r in ok]
-        levels.append(
-            MeasuredLevel(
-                c,
-                len(ok),
-                c / statistics.fmean(lat),
-                float(run["summary"]["rps"]),
-                percentile(lat, 99),
-            )
-        )
+        records = checked_records(run["records"], f"{path}: level c={c}")
+        for r in records:
+            tokens, target = r.get("approx_tokens"), r.get("target_lang")
+            if not isinstance(tokens, int | float) or not tokens > 0 or not isinstance(target, str):
+                raise ValueError(
+                    f"{path}: a record without its text's approx_tokens and target_lang"
+                )
+            words[round(tokens / WORDS_TO_TOKENS, 1)] += 1
+            pairs[f"en-{target}"] += 1
+        lat = [r["latency"] for r in records if r.get("success")]
+        # A level where every request failed met no target: no throughput, no finite p99.
+        steady, p99 = (c / statistics.fmean(lat), percentile(lat, 99)) if lat else (0.0, math.inf)
+        levels.append(MeasuredLevel(c, len(lat), steady, float(run["summary"]["rps"]), p99))
+    if not any(m.requests for m in levels):
+        raise ValueError(f"{path}: no successful request in a closed-loop run to check against")
     mix = Mix(tuple(words.items()), tuple(pairs.items()))
     return host_class, mix, levels
+
+
+def _folder(path: Path) -> Path:
+    """A run's folder, given it or its results.json."""
+    path = path.resolve()
+    return path if path.is_dir() else path.parent
 
 
 def check(fig: HostFigures, measured: Path, p99_target: float) -> Check:
     host_class, mix, levels = measured_run(measured)
     if host_class != fig.host_class:
         raise ValueError(f"{measured} ran on {host_class}, the figures are {fig.host_class}")
-    if any(str(Path(src).resolve()).startswith(str(measured.resolve())) for src in fig.sources):
+    # Whole path parts: runs/exact1 is not inside runs/exact.
+    if any(_folder(Path(src)).is_relative_to(_folder(measured)) for src in fig.sources):
         raise ValueError("the figures must not come from the run they are checked against")
     predicted = capacity_at([(p.concurrency, p.p99, p.rps) for p in predict(fig, mix)], p99_target)
     got = capacity_at([(m.concurrency, m.p99, m.rps_steady) for m in levels], p99_target)

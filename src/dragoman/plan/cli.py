@@ -12,7 +12,15 @@ from rich.table import Table
 from dragoman.errors import ConfigError
 from dragoman.plan.check import check
 from dragoman.plan.figures import HostFigures, discover, figures_from
-from dragoman.plan.model import WORDS_TO_TOKENS, Mix, SizePlan, mix_from_specs, plan_size, predict
+from dragoman.plan.model import (
+    WORDS_TO_TOKENS,
+    Mix,
+    SizePlan,
+    mix_from_specs,
+    outside_measured,
+    plan_size,
+    predict,
+)
 from dragoman.plan.settings import PlanSettings
 from dragoman.plan.simulate import Day, DayResult, simulate_day
 
@@ -69,7 +77,8 @@ def assumptions(s: PlanSettings, mix: Mix, figs: dict[str, HostFigures]) -> Tabl
     t.add_row(
         "replicas",
         f"ceil(peak / ({s.headroom:g} x capacity at the p99 target)); capacity interpolated "
-        "between measured levels, never extrapolated past the highest",
+        "between measured levels, never extrapolated past the highest; a text's latency is "
+        "held at the nearest measured one outside the output tokens a level measured",
     )
     return t
 
@@ -88,6 +97,12 @@ def levels_table(fig: HostFigures, mix: Mix) -> Table:
             _fmt(p.p99),
         )
     return t
+
+
+def _warn_outside(console: Console, fig: HostFigures, mix: Mix) -> None:
+    warning = outside_measured(fig, mix)
+    if warning:
+        console.print(f"[yellow]outside the measured range[/]: {warning}")
 
 
 def plans_table(plans: list[SizePlan], s: PlanSettings) -> Table:
@@ -140,6 +155,7 @@ def run_plan(s: PlanSettings) -> None:
     )
     for fig in figs.values():
         console.print(levels_table(fig, mix))
+        _warn_outside(console, fig, mix)
     console.print(plans_table(plans, s))
     if not s.simulate:
         return
@@ -162,12 +178,17 @@ def run_check(
 ) -> None:
     from dragoman.plan.check import measured_run
 
-    host_class, _, _ = measured_run(measured)
-    if host_class not in figs:
-        raise ConfigError(f"no committed figures for {host_class} to check {measured} against")
-    c = check(figs[host_class], measured, s.p99)
+    try:
+        host_class, _, _ = measured_run(measured)
+        if host_class not in figs:
+            raise ConfigError(f"no committed figures for {host_class} to check {measured} against")
+        c = check(figs[host_class], measured, s.p99)
+    except (ValueError, KeyError, TypeError) as exc:  # a results file of another shape
+        detail = f"no {exc} in it" if isinstance(exc, KeyError) else str(exc)
+        raise ConfigError(f"--check {measured}: {detail}") from None
     console.print(assumptions(s, c.mix, {host_class: figs[host_class]}))
     console.print(levels_table(figs[host_class], c.mix))
+    _warn_outside(console, figs[host_class], c.mix)
     t = Table(title=f"Measured: {measured}")
     for col in ("clients", "requests", "req/s (c / mean latency)", "req/s (bench)", "p99 s"):
         t.add_column(col, justify="right")

@@ -15,6 +15,7 @@ each target language. Nothing else about the run is used: the planner predicts f
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +38,20 @@ class LevelFit:
     requests: int
     mean_out: float
     """Mean output tokens of the level's texts: alpha + beta * mean_out is its mean latency."""
+    min_out: float = 0.0
+    max_out: float = math.inf
+    """The output tokens the level measured: the line is known between them only."""
+    min_latency: float = 0.0
+    """The level's fastest measured request: no text is predicted faster."""
+
+    def covers(self, output_tokens: float) -> bool:
+        return self.min_out <= output_tokens <= self.max_out
 
     def latency(self, output_tokens: float) -> float:
-        return self.alpha + self.beta * output_tokens
+        # Outside the measured outputs the line is held at its nearest end, not extended: a
+        # line through 6-40 s requests gave 3-word texts 0.1 s, and 1-word texts less than 0.
+        out = min(max(output_tokens, self.min_out), self.max_out)
+        return max(self.min_latency, self.alpha + self.beta * out)
 
 
 @dataclass
@@ -68,10 +80,26 @@ def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - b * mx, b
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def checked_records(records: object, where: str) -> list[dict[str, Any]]:
+    """A level's records, each an object; a successful one with a latency in seconds (finite,
+    above 0: a zero or NaN one made a division by zero or an empty table, not an error)."""
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError(f"{where}: records are not a list of objects")
+    for r in records:
+        if r.get("success") and not (_number(r.get("latency")) and r["latency"] > 0):
+            raise ValueError(f"{where}: a successful request's latency is {r.get('latency')!r}")
+    return records
+
+
 def fit_level(concurrency: int, records: list[dict[str, Any]], summary: dict[str, Any]) -> LevelFit:
-    ok = [r for r in records if r.get("success") and r.get("output_tokens")]
+    where = f"level c={concurrency}"
+    ok = [r for r in checked_records(records, where) if r.get("success") and r.get("output_tokens")]
     if len(ok) < 3:
-        raise ValueError(f"level c={concurrency}: {len(ok)} successful records, need 3")
+        raise ValueError(f"{where}: {len(ok)} successful records, need 3")
     xs = [float(r["output_tokens"]) for r in ok]
     ys = [float(r["latency"]) for r in ok]
     alpha, beta = fit_line(xs, ys)
@@ -84,6 +112,9 @@ def fit_level(concurrency: int, records: list[dict[str, Any]], summary: dict[str
         p99=float(summary["latency_p99_s"]),
         requests=len(ok),
         mean_out=statistics.fmean(xs),
+        min_out=min(xs),
+        max_out=max(xs),
+        min_latency=min(ys),
     )
 
 
@@ -120,8 +151,12 @@ def load_results(path: Path) -> dict[str, Any]:
 
 
 def host_class_of(results: dict[str, Any]) -> str | None:
-    host = results.get("meta", {}).get("host") or {}
+    host = results.get("meta", {}).get("host")
+    if not isinstance(host, dict):
+        return None
     cls = host.get("cpu_class")
+    if not isinstance(cls, str):
+        return None
     # A host imitating a slower one (oneDNN's ISA cap) is not a measurement of the real thing.
     return f"{cls}-emulated" if cls and host.get("isa_cap") else cls
 

@@ -44,6 +44,15 @@ class Mix:
         return out
 
 
+def _positive(text: str) -> float | None:
+    """A finite number above 0, else None (`not w <= 0` let NaN and inf through)."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
 def parse_weights(spec: str, what: str) -> list[tuple[str, float]]:
     """ "8:0.5,40:0.3,150" -> [("8", 0.5), ("40", 0.3), ("150", 1.0)]."""
     items = []
@@ -51,24 +60,41 @@ def parse_weights(spec: str, what: str) -> list[tuple[str, float]]:
         if not part:
             continue
         key, _, weight = part.partition(":")
-        try:
-            w = float(weight) if weight else 1.0
-        except ValueError:
-            raise ValueError(f"{what}: bad weight in {part!r}") from None
-        if w <= 0 or not key.strip():
-            raise ValueError(f"{what}: {part!r} needs a name and a positive weight")
+        w = _positive(weight) if weight else 1.0
+        if w is None or not key.strip():
+            raise ValueError(f"{what}: {part!r} needs a name and a finite positive weight")
         items.append((key.strip(), w))
     if not items:
         raise ValueError(f"{what}: empty")
     return items
 
 
+def parse_words(spec: str) -> tuple[tuple[float, float], ...]:
+    lengths = []
+    for key, w in parse_weights(spec, "words"):
+        n = _positive(key)
+        if n is None:
+            raise ValueError(f"words: length {key!r} is not a finite number of words above 0")
+        lengths.append((n, w))
+    return tuple(lengths)
+
+
+def parse_pairs(spec: str) -> tuple[tuple[str, float], ...]:
+    """Pairs in lower case, of known and different codes (as eval's): `EN-FR` is en-fr, and an
+    unknown target no longer falls back to the all-language ratio without a word."""
+    from dragoman.languages import NAMES, parse_pair
+
+    pairs = []
+    for key, w in parse_weights(spec, "pairs"):
+        src, tgt = parse_pair(key)
+        if src == tgt or src not in NAMES or tgt not in NAMES:
+            raise ValueError(f"pairs: {key!r}: two different codes of {', '.join(NAMES)}")
+        pairs.append((f"{src}-{tgt}", w))
+    return tuple(pairs)
+
+
 def mix_from_specs(words: str, pairs: str) -> Mix:
-    try:
-        lengths = tuple((float(k), w) for k, w in parse_weights(words, "words"))
-    except ValueError as exc:
-        raise ValueError(f"words: lengths must be numbers ({exc})") from None
-    return Mix(lengths, tuple(parse_weights(pairs, "pairs")))
+    return Mix(parse_words(words), parse_pairs(pairs))
 
 
 def weighted_quantile(values: list[tuple[float, float]], q: float) -> float:
@@ -104,6 +130,21 @@ def predict_level(level: LevelFit, mix_out: list[tuple[float, float]]) -> LevelP
 def predict(fig: HostFigures, mix: Mix) -> list[LevelPrediction]:
     outs = mix.outputs(fig)
     return [predict_level(level, outs) for level in fig.levels]
+
+
+def outside_measured(fig: HostFigures, mix: Mix) -> str | None:
+    """A warning when the mix's texts get fewer or more output tokens than some level of
+    `fig` measured (the latency line is held at its ends there), else None."""
+    outs = [o for o, _ in mix.outputs(fig)]
+    if not fig.levels or all(level.covers(o) for level in fig.levels for o in outs):
+        return None
+    lo, hi = max(lv.min_out for lv in fig.levels), min(lv.max_out for lv in fig.levels)
+    return (
+        f"{fig.host_class}: the mix's texts get {min(outs):.0f}-{max(outs):.0f} output tokens, "
+        f"outside the {lo:.0f}-{hi:.0f} every level measured: there a text's latency is held "
+        "at the nearest measured one, not extrapolated (shorter texts may be faster, longer "
+        "ones will be slower than predicted); bench a workload like the mix for real figures"
+    )
 
 
 @dataclass(frozen=True)

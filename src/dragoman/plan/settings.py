@@ -6,12 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, field_validator
+from pydantic_settings import SettingsConfigDict
 
 from dragoman.settings import _Base, _comma_list
 
 
 class PlanSettings(_Base):
-    rps: float = Field(default=5.0, gt=0)
+    # inf and NaN pass gt/ge checks and then overflow the replica count or the simulation.
+    model_config = SettingsConfigDict(allow_inf_nan=False)
+
+    rps: float = Field(default=5.0, gt=0, le=1e6)
     """Peak requests per second to plan for (one text each)."""
 
     p99: float = Field(default=20.0, gt=0)
@@ -58,7 +62,7 @@ class PlanSettings(_Base):
     bursts: int = Field(default=6, ge=0)
     """Bursts in the day, at random times."""
 
-    burst_factor: float = Field(default=2.0, ge=1)
+    burst_factor: float = Field(default=2.0, ge=1, le=1000)
     """Rate multiplier during a burst."""
 
     burst_seconds: float = Field(default=120.0, gt=0)
@@ -78,3 +82,18 @@ class PlanSettings(_Base):
     @classmethod
     def _split(cls, value: object) -> object:
         return _comma_list(value)
+
+    @field_validator("words")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        from dragoman.plan.model import parse_words
+
+        parse_words(value)
+        return value
+
+    @field_validator("pairs")
+    @classmethod
+    def _pairs(cls, value: str) -> str:
+        from dragoman.plan.model import parse_pairs
+
+        return ",".join(f"{pair}:{w:g}" for pair, w in parse_pairs(value))
