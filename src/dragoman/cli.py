@@ -221,6 +221,18 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
 }
 
 
+def _one_line_each(exc: ValidationError) -> str:
+    """`dragoman: invalid settings: FIELD: what is wrong`, a line per mistake (pydantic's own
+    text spends three lines on each, one of them a link)."""
+    lines = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        lines.append(
+            f"dragoman: invalid settings: {where}: {error['msg'].removeprefix('Value error, ')}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
@@ -237,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"dragoman: error: {exc.message}", file=sys.stderr)
                 return 1
             except ValidationError as exc:
-                print(f"dragoman: invalid settings:\n{exc}", file=sys.stderr)
+                print(_one_line_each(exc), file=sys.stderr)
                 return 2
             except SettingsError as exc:
                 print(f"dragoman: invalid settings: {exc}", file=sys.stderr)
