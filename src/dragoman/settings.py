@@ -789,7 +789,26 @@ class EvalSettings(_Base):
         for a, b in pairs:
             if a == b or a not in NAMES or b not in NAMES:
                 raise ValueError(f"pair {a}-{b}: two different codes of {', '.join(NAMES)}")
-        return [f"{a}-{b}" for a, b in pairs]
+        # Once each: en-fr,EN-FR sent every text twice and counted it twice.
+        return list(dict.fromkeys(f"{a}-{b}" for a, b in pairs))
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        import httpx
+
+        try:
+            url = httpx.URL(value)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"url {value!r}: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"url {value!r}: give http://HOST[:PORT] or https://...")
+        return value
 
 
 class BackendSpec(BaseModel):

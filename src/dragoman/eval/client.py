@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import httpx
@@ -91,14 +91,17 @@ class Target:
         except httpx.TransportError as exc:
             raise Unreachable(f"cannot reach {self.url}: {_reason(exc)}") from None
         try:
-            body: dict[str, Any] = r.json() if r.status_code == 200 else {}
+            body: Any = r.json() if r.status_code == 200 else {}
         except ValueError:
             body = {}
         if self.api == "openai" and self.model is None:
-            models = body.get("data") or []
-            if not models:
+            data = body.get("data") if isinstance(body, dict) else None
+            # OpenAI's entries are objects with an id; a bare name is taken as one too.
+            ids = [m.get("id") if isinstance(m, dict) else m for m in data or []]
+            ids = [i for i in ids if isinstance(i, str) and i]
+            if not ids:
                 raise ConfigError(f"{self.url}/v1/models lists no model; give --openai-model")
-            self.model = str(models[0]["id"])
+            self.model = ids[0]
         return {"path": path, "body": body}
 
     def request(self, item: EvalItem) -> tuple[str, dict[str, Any]]:
@@ -115,17 +118,26 @@ class Target:
             "max_tokens": self.max_tokens,
         }
 
-    def parse(self, body: dict[str, Any]) -> Output:
+    def parse(self, body: Any) -> Output:
+        """The reply's text; a reply of another shape (a null, number or list where the text
+        is) is a TypeError, recorded as that item's failure."""
         if self.api == "native":
             t = body["translations"][0]
-            return Output(t["text"], t["finish_reason"], output_tokens=t["output_tokens"])
-        choice = body["choices"][0]
-        usage = body.get("usage") or {}
-        return Output(
-            choice["message"]["content"] or "",
-            choice.get("finish_reason"),
-            output_tokens=usage.get("completion_tokens"),
-        )
+            text, reason, tokens = t["text"], t.get("finish_reason"), t.get("output_tokens")
+        else:
+            choice = body["choices"][0]
+            usage = body.get("usage")
+            text = choice["message"]["content"]
+            text = "" if text is None else text  # a chat reply may be empty
+            reason = choice.get("finish_reason")
+            tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        if not isinstance(text, str):
+            raise TypeError(f"malformed reply: text is {type(text).__name__}, not a string")
+        if reason is not None and not isinstance(reason, str):
+            raise TypeError(f"malformed reply: finish_reason is {type(reason).__name__}")
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            tokens = None  # only recorded, never scored
+        return Output(text, reason, output_tokens=tokens)
 
     async def translate(self, client: httpx.AsyncClient, item: EvalItem) -> Output:
         path, payload = self.request(item)
@@ -158,23 +170,35 @@ def _retry_after(r: httpx.Response) -> float:
         return 1.0
 
 
+@dataclass
+class Progress:
+    """What a run has so far, kept as it comes: an interrupted run still has it."""
+
+    server: dict[str, Any] | None = None
+    outputs: dict[int, Output] = field(default_factory=dict)
+    """Finished items' outputs, by the item's index."""
+
+
 async def translate_all(
     target: Target,
     items: Sequence[EvalItem],
     concurrency: int = 8,
     on_done: Callable[[EvalItem, Output], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[Output], dict[str, Any]]:
     """Every item's output, in item order, and what the server said about itself."""
     gate = asyncio.Semaphore(concurrency)
+    seen = progress if progress is not None else Progress()
     async with target.client(concurrency) as client:
-        server = await target.describe(client)
+        server = seen.server = await target.describe(client)
 
-        async def one(item: EvalItem) -> Output:
+        async def one(n: int, item: EvalItem) -> Output:
             async with gate:
                 out = await target.translate(client, item)
+            seen.outputs[n] = out
             if on_done:
                 on_done(item, out)
             return out
 
-        outputs = await asyncio.gather(*(one(item) for item in items))
+        outputs = await asyncio.gather(*(one(n, item) for n, item in enumerate(items)))
     return list(outputs), server

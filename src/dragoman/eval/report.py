@@ -46,12 +46,28 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _engine(server: dict[str, Any]) -> str:
-    engines = (server.get("body") or {}).get("engines") or {}
-    parts = []
-    for name, engine in engines.items():
-        settings = ", ".join(f"{k} {v['value'] or 'none'}" for k, v in engine["settings"].items())
-        parts.append(f"{name} on {engine['device']}: {settings}")
-    return "; ".join(parts) or "not reported by the server"
+    body = server.get("body")
+    engines = body.get("engines") if isinstance(body, dict) else None
+    if not engines:
+        return "not reported by the server"
+    if not isinstance(engines, dict):
+        return "unknown (the server's /v1/info is not dragoman's shape)"
+    return "; ".join(f"{name} {_one_engine(engine)}" for name, engine in engines.items())
+
+
+def _one_engine(engine: Any) -> str:
+    """`on DEVICE: setting value, ...` from one engine of /v1/info; "unknown" for what is not
+    in its shape, so another server's info cannot lose the report."""
+    if not isinstance(engine, dict):
+        return "unknown"
+    settings = engine.get("settings")
+    if not isinstance(settings, dict):
+        settings = {}
+    values = ", ".join(
+        f"{k} {(v.get('value') if isinstance(v, dict) else None) or 'none'}"
+        for k, v in settings.items()
+    )
+    return f"on {engine.get('device') or 'unknown'}: {values or 'unknown'}"
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -61,9 +77,19 @@ def markdown(results: dict[str, Any]) -> str:
     if s["api"] == "openai":
         target += f", model `{meta.get('model')}`, plain prompt, temperature 0"
         target += f", max_tokens {s['max_tokens']}"
+    partial = meta.get("partial")
     lines = [
         f"# dragoman eval: {s.get('label') or s['url']}",
         "",
+        *(
+            [
+                f"**PARTIAL: interrupted after {partial['finished']} of {partial['of']} texts; "
+                "the scores are of those only.**",
+                "",
+            ]
+            if partial
+            else []
+        ),
         f"- server: {target}",
         f"- server flags: {s.get('server_flags') or 'not given'}",
         f"- server engine: {_engine(meta.get('server') or {})}",

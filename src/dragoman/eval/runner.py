@@ -11,7 +11,7 @@ from typing import Any
 
 from dragoman.errors import ConfigError
 from dragoman.eval import corpora, metrics, report, sets
-from dragoman.eval.client import Output, Target, plain_prompt, translate_all
+from dragoman.eval.client import Output, Progress, Target, plain_prompt, translate_all
 from dragoman.eval.sets import EvalItem
 from dragoman.languages import parse_pair
 from dragoman.settings import EvalSettings
@@ -29,8 +29,9 @@ def _sources(pairs: list[tuple[str, str]]) -> str:
 
 
 def run_eval(s: EvalSettings) -> dict[str, Any]:
-    from dragoman.host import detect
+    from dragoman.writable import check_dir
 
+    check_dir(s.out, "--out")
     pairs = [parse_pair(p) for p in s.pairs]
     try:
         items = sets.build(pairs, s.kinds, s.per_pair, s.seed)
@@ -47,8 +48,61 @@ def run_eval(s: EvalSettings) -> dict[str, Any]:
     started = datetime.now(UTC)
     t0 = time.monotonic()
     print(f"eval: {len(items)} texts to {s.url} ({s.api} API)", file=sys.stderr)
-    outputs, server = asyncio.run(translate_all(target, items, s.concurrency, _progress(items)))
-    elapsed = time.monotonic() - t0
+    progress = Progress()
+    try:
+        outputs, server = asyncio.run(
+            translate_all(target, items, s.concurrency, _progress(items), progress)
+        )
+    except KeyboardInterrupt:
+        _write_partial(s, target, items, progress, started, time.monotonic() - t0)
+        raise
+    return _finish(s, target, items, outputs, server, started, time.monotonic() - t0)
+
+
+def _write_partial(
+    s: EvalSettings,
+    target: Target,
+    items: list[EvalItem],
+    progress: Progress,
+    started: datetime,
+    elapsed: float,
+) -> None:
+    """Ctrl-C: score and write the texts that finished, marked partial, and say where (the
+    CLI then exits 130); the requests already answered are not thrown away."""
+    done = sorted(progress.outputs)
+    if not done or progress.server is None:
+        print("dragoman: interrupted before any text finished; nothing written", file=sys.stderr)
+        return
+    partial = {"finished": len(done), "of": len(items)}
+    _finish(
+        s,
+        target,
+        [items[n] for n in done],
+        [progress.outputs[n] for n in done],
+        progress.server,
+        started,
+        elapsed,
+        partial,
+    )
+    print(
+        f"dragoman: interrupted: partial results ({len(done)} of {len(items)} texts) in {s.out}",
+        file=sys.stderr,
+    )
+
+
+def _finish(
+    s: EvalSettings,
+    target: Target,
+    items: list[EvalItem],
+    outputs: list[Output],
+    server: dict[str, Any],
+    started: datetime,
+    elapsed: float,
+    partial: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    from dragoman.host import detect
+
+    pairs = [parse_pair(p) for p in s.pairs]
     rows, records = metrics.evaluate(items, outputs, metrics.lingua_detect())
     host = detect()
     results: dict[str, Any] = {
@@ -64,20 +118,27 @@ def run_eval(s: EvalSettings) -> dict[str, Any]:
             "sacrebleu": version("sacrebleu"),
             "started": started.isoformat(timespec="seconds"),
             "elapsed_s": round(elapsed, 1),
+            "partial": partial,
         },
         "summary": rows,
         "items": records,
     }
     for path in report.write(results, s.out):
         print(f"wrote {path}", file=sys.stderr)
-    print("\n".join(report.table(rows)))
+    if partial is None:
+        print("\n".join(report.table(rows)))
     return results
 
 
 def _model(target: Target, server: dict[str, Any]) -> str | None:
     if target.api == "openai":
         return target.model
-    return ", ".join(server["body"].get("engines") or {}) or None
+    body = server.get("body")
+    engines = body.get("engines") if isinstance(body, dict) else None
+    if not engines:
+        return None
+    # /v1/info names engines by the keys of an object; anything else is not dragoman's shape.
+    return ", ".join(engines) if isinstance(engines, dict) else "unknown"
 
 
 def _example(items: list[EvalItem]) -> EvalItem:

@@ -5,7 +5,7 @@ import json
 import httpx
 import pytest
 
-from dragoman.errors import Unreachable
+from dragoman.errors import ConfigError, Unreachable
 from dragoman.eval import client as c
 from dragoman.eval.sets import EvalItem
 
@@ -114,4 +114,53 @@ async def test_an_error_without_text_is_named_by_its_type() -> None:
 
     target = c.Target("http://127.0.0.1:9", transport=httpx.MockTransport(silent))
     with pytest.raises(Unreachable, match=r"cannot reach http://127\.0\.0\.1:9: ReadTimeout$"):
+        await c.translate_all(target, ITEMS[:1])
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"translations": [{"text": None, "finish_reason": "stop", "output_tokens": 1}]},
+        {"translations": [{"text": 123, "finish_reason": "stop", "output_tokens": 1}]},
+        {"translations": [{"text": ["a"], "finish_reason": "stop", "output_tokens": 1}]},
+        {"translations": [{"text": "x", "finish_reason": ["stop"], "output_tokens": 1}]},
+        {"translations": "none"},
+        ["not", "an", "object"],
+    ],
+)
+async def test_a_malformed_reply_is_a_failed_item(reply: object) -> None:
+    def odd(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/info":
+            return httpx.Response(200, json=["x"])  # not an object either
+        if json.loads(request.content)["text"] == "text 1":
+            return httpx.Response(200, json=reply)
+        return native(request)
+
+    target = c.Target("http://x", transport=httpx.MockTransport(odd))
+    outputs, server = await c.translate_all(target, ITEMS[:3])
+    assert [o.ok for o in outputs] == [True, False, True]
+    assert outputs[1].text == "" and outputs[1].error
+    assert server["body"] == ["x"]
+
+
+async def test_a_chat_reply_of_another_shape_is_a_failed_item() -> None:
+    def odd(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": ["bare-name"]})
+        body = {"choices": [{"message": {"content": 5}, "finish_reason": "stop"}], "usage": []}
+        return httpx.Response(200, json=body)
+
+    target = c.Target("http://x", "openai", transport=httpx.MockTransport(odd))
+    outputs, _ = await c.translate_all(target, ITEMS[:1])
+    assert target.model == "bare-name"
+    assert outputs[0].error == "TypeError: malformed reply: text is int, not a string"
+
+
+@pytest.mark.parametrize("models", [["m1"], {"data": [{"name": "m1"}]}, "hello"])
+async def test_a_model_list_without_a_name_asks_for_one(models: object) -> None:
+    def odd(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=models)
+
+    target = c.Target("http://x", "openai", transport=httpx.MockTransport(odd))
+    with pytest.raises(ConfigError, match="lists no model; give --openai-model"):
         await c.translate_all(target, ITEMS[:1])

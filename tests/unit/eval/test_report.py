@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dragoman.eval import report
 
 
@@ -84,3 +86,30 @@ def test_write_keeps_text_readable(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["eval.json", "eval.md"]
     assert "Éditer" in paths[0].read_text()
     assert json.loads(paths[0].read_text())["summary"][0]["chrf"] == 55.55
+
+
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        (["x"], "not reported by the server"),
+        ("hello", "not reported by the server"),
+        ({"engines": ["echo"]}, "unknown (the server's /v1/info is not dragoman's shape)"),
+        ({"engines": {"m": {"device": "cpu"}}}, "m on cpu: unknown"),
+        ({"engines": {"m": "echo"}}, "m unknown"),
+        ({"engines": {"m": {"settings": {"dtype": 3}}}}, "m on unknown: dtype none"),
+    ],
+)
+def test_an_odd_server_info_is_unknown_not_a_crash(body: object, said: str) -> None:
+    r = results()
+    r["meta"]["server"] = {"path": "/v1/info", "body": body}
+    assert f"- server engine: {said}\n" in report.markdown(r)
+
+
+def test_partial_results_say_so_first() -> None:
+    r = results()
+    r["meta"]["partial"] = {"finished": 2, "of": 9}
+    md = report.markdown(r)
+    assert md.splitlines()[2] == (
+        "**PARTIAL: interrupted after 2 of 9 texts; the scores are of those only.**"
+    )
+    assert "PARTIAL" not in report.markdown(results())

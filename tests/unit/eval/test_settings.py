@@ -32,3 +32,17 @@ def test_eval_of_missing_data_is_a_one_line_error(capsys: pytest.CaptureFixture[
     args = ["eval", "--url", "http://127.0.0.1:9", "--pairs", "en-th", "--kinds", "paragraph"]
     assert main(args) == 2  # wrong input, not a failed run
     assert "dragoman: error: no paragraph data for th" in capsys.readouterr().err
+
+
+def test_pairs_and_kinds_are_taken_once() -> None:
+    s = parse(
+        EvalSettings, ["--url", "http://h:1", "--pairs", "en-fr,EN-FR", "--kinds", "ui,ui"], "e"
+    )
+    assert (s.pairs, s.kinds) == (["en-fr"], ["ui"])
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "127.0.0.1:8000", "ftp://h"])
+def test_a_bad_url_is_a_one_line_error(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--url", url, "--per-pair", "1", "--kinds", "ui"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dragoman: invalid settings: url: ") and err.count("\n") == 1, err
