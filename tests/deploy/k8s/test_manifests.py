@@ -278,3 +278,33 @@ def test_a_path_setting_travels_and_port_0_is_refused(monkeypatch: pytest.Monkey
     assert env_of(container(dep))["DRAGOMAN_LLAMA_SERVER"] == "/opt/llama-server"
     with pytest.raises(ValueError, match="port 0"):
         settings(port=0)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--scale-target", "inf"],
+        ["--scale-target", "1e-9"],
+        ["--cpu", "inf"],
+        ["--cpu", "nan"],
+        ["--start-seconds", "inf"],
+        ["--route-cpu", "1e-9"],
+    ],
+)
+def test_sizes_that_cannot_be_written_are_refused(
+    flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["deploy", "k8s", "--out", str(tmp_path / "k8s"), *flags]) == 2
+    assert capsys.readouterr().err.startswith("dragoman: invalid settings: ")
+    assert not (tmp_path / "k8s").exists()
+
+
+@pytest.mark.parametrize("where", ["file", "file/sub"])
+def test_an_out_that_cannot_be_written_is_refused_first(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("")
+    sizes = ["--cpu", "2", "--memory-mib", "3072", "--start-seconds", "40"]
+    assert main(["deploy", "k8s", "--out", str(tmp_path / where), *sizes]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dragoman: error: --out {tmp_path / where}: ") and err.count("\n") == 1

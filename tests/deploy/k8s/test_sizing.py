@@ -50,3 +50,35 @@ def test_the_committed_figures_size_a_pod_for_this_projects_host() -> None:
     footprint = json.loads((Path(size.source) / "footprint.json").read_text())
     assert size.memory_mib >= footprint["peak_rss_mib"]
     assert size.cpu == 2.0 and 10 < size.start_seconds < 300
+
+
+@pytest.mark.parametrize(
+    "footprint",
+    ['{"peak_rss_mib": 69', "{}", '"6990"', '{"peak_rss_mib": NaN}', '{"peak_rss_mib": -5}'],
+)
+def test_a_corrupt_footprint_is_a_one_line_error(tmp_path: Path, footprint: str) -> None:
+    folder = bench_with_footprint(tmp_path, peak=6000.0)
+    (folder / "footprint.json").write_text(footprint)
+    with pytest.raises(ConfigError, match=r"footprint\.json: .*give --memory-mib"):
+        measured_size(tmp_path, "avx512-bf16")
+    assert measured_size(tmp_path, "avx512-bf16", memory_mib=1024).memory_mib == 1024
+
+
+def test_the_newest_run_is_used_by_its_recorded_time_not_its_name(tmp_path: Path) -> None:
+    runs = {"z-older": "2026-01-01T00:00:00+00:00", "a-newer": "2026-01-02T00:00:00+00:00"}
+    for name, started in runs.items():
+        folder = bench_with_footprint(tmp_path / "tmp", peak=6000.0).rename(tmp_path / name)
+        results = json.loads((folder / "results.json").read_text())
+        results["meta"]["started"] = started
+        (folder / "results.json").write_text(json.dumps(results))
+    assert measured_size(tmp_path, "avx512-bf16").source == str(tmp_path / "a-newer")
+
+
+def test_without_a_recorded_time_the_newest_file_wins(tmp_path: Path) -> None:
+    import os
+
+    first = bench_with_footprint(tmp_path / "x", peak=6000.0).rename(tmp_path / "z-first")
+    second = bench_with_footprint(tmp_path / "y", peak=2000.0).rename(tmp_path / "a-second")
+    os.utime(first / "results.json", (1_000_000, 1_000_000))
+    os.utime(second / "results.json", (2_000_000, 2_000_000))
+    assert measured_size(tmp_path, "avx512-bf16").source == str(second)

@@ -40,7 +40,8 @@ class K8sSettings(ServeSettings):
     ScaledObject with a Prometheus query; none: fixed replicas. Never both on one
     Deployment: KEDA makes its own HPA."""
 
-    scale_target: float | None = Field(default=None, gt=0)
+    # Finite, and at least a thousandth: manifests write millis (1e-9 became "0m", inf a crash).
+    scale_target: float | None = Field(default=None, ge=0.001, allow_inf_nan=False)
     """Admitted texts per pod the autoscaler aims at. Default: max_num_seqs, a full engine
     batch: above it, texts wait in the engine's queue."""
 
@@ -53,7 +54,7 @@ class K8sSettings(ServeSettings):
     route_port: int = Field(default=8080, ge=1, le=65535)
     """Port of the route's Service and container."""
 
-    route_cpu: float = Field(default=0.5, gt=0)
+    route_cpu: float = Field(default=0.5, ge=0.001, allow_inf_nan=False)
     """CPU request of a route pod: a proxy hop costs about 1 ms of CPU a request."""
 
     route_memory_mib: int = Field(default=256, ge=64)
@@ -66,14 +67,14 @@ class K8sSettings(ServeSettings):
     bench_results: Path = Path("benchmarks/results")
     """Folder of committed `dragoman bench` results (results.json with footprint.json)."""
 
-    cpu: float | None = Field(default=None, gt=0)
+    cpu: float | None = Field(default=None, ge=0.001, allow_inf_nan=False)
     """CPUs of a model pod (requests = limits). Default: the CPUs the bench's engine used."""
 
     memory_mib: int | None = Field(default=None, ge=256)
     """Memory of a model pod (requests = limits). Default: the measured peak of the server and
     its engine processes, plus a quarter, in whole 256 MiB."""
 
-    start_seconds: float | None = Field(default=None, gt=0)
+    start_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """A model pod's measured load time (start to /ready). Default: the bench's."""
 
     prestop_seconds: int = Field(default=5, ge=0)

@@ -76,6 +76,9 @@ def write(files: dict[str, list[dict[str, Any]]], s: K8sSettings) -> list[Path]:
 
 
 def run_k8s(s: K8sSettings) -> None:
+    from dragoman.writable import check_dir
+
+    check_dir(s.out, "--out")
     console = Console()
     files, size = build(s)
     written = write(files, s)

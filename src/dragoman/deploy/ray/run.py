@@ -28,6 +28,14 @@ def _require_ray() -> None:
 
 
 def deploy_ray(settings: RaySettings) -> None:
+    from dragoman.writable import check_file
+
+    for path, flag in (
+        (settings.config_out, "--config-out"),
+        (settings.rayservice_out, "--rayservice-out"),
+    ):
+        if path is not None:
+            check_file(path, flag)
     _require_ray()
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     if settings.config_out or settings.rayservice_out:
