@@ -149,6 +149,37 @@ async def test_sampling_fields_and_vllm_extras_reach_the_engine(
     )
 
 
+async def test_null_optional_fields_take_their_defaults(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    """The openai SDK's types allow None for every optional parameter and vLLM's server takes
+    it as the default: `n` and `stream` were refused 400."""
+    nulls = {
+        "n": None,
+        "stream": None,
+        "stream_options": None,
+        "ignore_eos": None,
+        "temperature": None,
+        "max_tokens": None,
+        "stop": None,
+        "seed": None,
+        "logprobs": None,
+        "tools": None,
+        "response_format": None,
+    }
+    r = await client.post(URL, json=chat(**nulls))
+    assert r.status_code == 200, r.text
+    assert r.json()["object"] == "chat.completion"  # stream null: not streamed
+    assert fake.chat_params == ChatParams()
+    r = await client.post(URL, json=chat(stream=True, stream_options={"include_usage": None}))
+    assert r.status_code == 200, r.text
+    assert "usage" not in events(r.text)[-2]  # include_usage null: its default, no usage chunk
+    r = await client.post(URL, json={"model": "fake", "messages": None})
+    assert openai_error(r, 400, "invalid_request", "invalid_request_error").startswith(
+        "messages: Input should be a valid list"
+    )
+
+
 async def test_model_may_be_omitted(client: httpx.AsyncClient) -> None:
     body = chat()
     del body["model"]

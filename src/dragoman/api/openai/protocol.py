@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from dragoman.engine.protocol import ChatFinish, ChatParams
@@ -48,11 +48,25 @@ class ChatMessage(BaseModel):
         return {"role": "system" if self.role == "developer" else self.role, "content": text}
 
 
-class StreamOptions(BaseModel):
+class _NullIsDefault(BaseModel):
+    """An optional field sent as `null` takes its default, as OpenAI's and vLLM's servers read
+    it: the openai SDK's types allow None for every optional parameter (`n`, `stream`, ...),
+    and a client passing them through must not be refused for it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = {k for k, f in cls.model_fields.items() if not f.is_required()}
+        return {k: v for k, v in data.items() if v is not None or k not in optional}
+
+
+class StreamOptions(_NullIsDefault):
     include_usage: bool = False
 
 
-class ChatCompletionRequest(BaseModel):
+class ChatCompletionRequest(_NullIsDefault):
     # JSON as Python reads it takes Infinity and NaN: no sampling setting is either
     model_config = ConfigDict(allow_inf_nan=False)
 
