@@ -70,6 +70,19 @@ async def test_model_retrieve_known_and_unknown(client: httpx.AsyncClient) -> No
     openai_error(r, 404, "model_not_found", "not_found_error")
 
 
+async def test_openapi_documents_400_in_openai_shape_not_422(client: httpx.AsyncClient) -> None:
+    """The surface answers bad input 400 in OpenAI's shape; the schema said 422 Validation
+    Error."""
+    spec = (await client.get("/openapi.json")).json()
+    for path, method in (("/v1/chat/completions", "post"), ("/v1/models/{model}", "get")):
+        responses = spec["paths"][path][method]["responses"]
+        assert "422" not in responses, path
+        shape = responses["400"]["content"]["application/json"]["schema"]
+        assert shape == {"$ref": "#/components/schemas/ErrorResponse"}, path
+    error = spec["components"]["schemas"]["ErrorDetail"]
+    assert set(error["properties"]) == {"message", "type", "param", "code"}
+
+
 # -- non-streamed -----------------------------------------------------------------------------
 
 

@@ -224,3 +224,17 @@ class Model(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[Model]
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error of this surface (api/errors.py renders it): documented so that the schema
+    does not promise FastAPI's 422 validation shape, which this surface never answers."""
+
+    error: ErrorDetail

@@ -12,6 +12,7 @@ from dragoman.api.openai import serving
 from dragoman.api.openai.protocol import (
     ChatCompletion,
     ChatCompletionRequest,
+    ErrorResponse,
     Model,
     ModelList,
 )
@@ -19,13 +20,19 @@ from dragoman.errors import DragomanError, EngineDead, ModelNotFound
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
+# In OpenAI's error shape, bad input included (400, never FastAPI's 422): "default" stands
+# for the rest (405, 413, 500, ...) and keeps FastAPI from adding its 422 "Validation Error".
 _ERRORS = {
-    400: {"description": "Malformed request, unsupported option, or messages too long"},
-    401: {"description": "Missing or invalid API key (when keys are on)"},
-    404: {"description": "No such model on this server (model_not_found)"},
-    429: {"description": "Server at its admission limit, or the key's rate limit (Retry-After)"},
-    503: {"description": "Engine not ready or stopped, draining, or deadline unmeetable"},
-    504: {"description": "The request's deadline passed; its generation was aborted"},
+    status: {"description": what, "model": ErrorResponse}
+    for status, what in (
+        (400, "Malformed request, unsupported option, or messages too long"),
+        (401, "Missing or invalid API key (when keys are on)"),
+        (404, "No such model on this server (model_not_found)"),
+        (429, "Server at its admission limit, or the key's rate limit (Retry-After)"),
+        (503, "Engine not ready or stopped, draining, or deadline unmeetable"),
+        (504, "The request's deadline passed; its generation was aborted"),
+        ("default", "Any other error, in the same shape"),
+    )
 }
 
 
@@ -35,7 +42,7 @@ async def models(caller: CallerDep, service: GenerationDep) -> ModelList:
     return serving.models(service)
 
 
-@router.get("/models/{model:path}", response_model=Model, responses=_ERRORS)  # type: ignore[arg-type]
+@router.get("/models/{model:path}", response_model=Model, responses=_ERRORS)
 async def model(model: str, caller: CallerDep, service: GenerationDep) -> Model:
     for m in serving.models(service).data:
         if m.id == model:
@@ -43,7 +50,7 @@ async def model(model: str, caller: CallerDep, service: GenerationDep) -> Model:
     raise ModelNotFound(f"the model {model!r} does not exist on this server")
 
 
-@router.post("/chat/completions", response_model=ChatCompletion, responses=_ERRORS)  # type: ignore[arg-type]
+@router.post("/chat/completions", response_model=ChatCompletion, responses=_ERRORS)
 async def chat_completions(
     body: ChatCompletionRequest,
     request: Request,
