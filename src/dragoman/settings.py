@@ -275,6 +275,17 @@ class ModelSpec(BaseModel):
     """Pairs ("en-ko", or "*" for all of its pairs) this entry translates when a request gives
     no hint and another tier serves them too. Default: the catalogue's measured choice."""
 
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        # The name is what clients send as `model` and read back in answers: an empty one
+        # could not be asked for, and " qwen" would look like "qwen" while differing from it.
+        if not value.strip():
+            raise ValueError("a model's name must not be empty")
+        if value != value.strip():
+            raise ValueError(f"model name {value!r} must not begin or end with whitespace")
+        return value
+
     def quality_tier(self) -> Quality:
         from dragoman.models.catalogue import tier_of
 

@@ -43,6 +43,10 @@ def test_routes_map_each_pair_to_its_model() -> None:
             [spec("g", "/models/base", prompt="few-shot", pairs=["en-ja"])],
             "no few-shot examples for 'ja'",
         ),
+        ([spec("", pairs=["en-it"])], "a model's name must not be empty"),
+        ([spec("  ", pairs=["en-it"])], "a model's name must not be empty"),
+        ([spec(" qwen", pairs=["en-it"])], "model name ' qwen' must not begin or end with"),
+        ([spec("qwen\n", pairs=["en-it"])], "must not begin or end with whitespace"),
     ],
 )
 def test_bad_model_maps_fail_at_start_with_clear_errors(
