@@ -223,12 +223,15 @@ COMMANDS: dict[tuple[str, ...], Callable[[list[str]], None]] = {
 
 def _one_line_each(exc: ValidationError) -> str:
     """`dragoman: invalid settings: FIELD: what is wrong`, a line per mistake (pydantic's own
-    text spends three lines on each, one of them a link)."""
+    text spends three lines on each, one of them a link); a whole-settings check names none."""
     lines = []
     for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        where = ".".join(str(part) for part in error["loc"])
+        what = error["msg"].removeprefix("Value error, ")
         lines.append(
-            f"dragoman: invalid settings: {where}: {error['msg'].removeprefix('Value error, ')}"
+            f"dragoman: invalid settings: {where}: {what}"
+            if where
+            else f"dragoman: invalid settings: {what}"
         )
     return "\n".join(lines)
 

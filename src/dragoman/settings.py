@@ -511,6 +511,14 @@ class ServeSettings(EngineSettings):
                 f"max_admitted ({self.max_admitted}) must be at least max_items "
                 f"({self.max_items}), or 0 for no bound: a full list could never be admitted"
             )
+        if self.models and self.languages:
+            # --languages limits the one --model; each entry names its own languages, and
+            # cutting those to a global list could leave an entry (an engine) serving nothing
+            # or a `default_for` naming a pair gone: refused rather than silently ignored.
+            raise ValueError(
+                "--languages (DRAGOMAN_LANGUAGES) does not apply to a server with [[models]]: "
+                "limit each [[models]] entry's languages or pairs instead"
+            )
         if self.models:
             self.model_routes()  # checks the tiers and the defaults too
         return self

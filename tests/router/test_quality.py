@@ -27,7 +27,7 @@ languages = ["en", "fr"]
 async def test_the_hint_reaches_the_backend_untouched(logs: Path, stop_all: list[Launched]) -> None:
     config = logs / "tiers.toml"
     config.write_text(TIERS)
-    backend = launch_echo(logs, "en,fr", "--config", str(config))
+    backend = launch_echo(logs, "", "--config", str(config))
     stop_all.append(backend)
     router = start(logs, stop_all, backend)
     async with httpx.AsyncClient(base_url=router.url, timeout=60) as c:

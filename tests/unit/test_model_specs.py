@@ -67,3 +67,27 @@ def test_models_come_from_the_config_file(tmp_path, monkeypatch: pytest.MonkeyPa
     s = ServeSettings()
     assert [m.name for m in s.models] == ["qwen", "gemma"]
     assert isinstance(s.models[0], ModelSpec)
+
+
+def test_languages_with_models_is_refused_in_one_line_exit_2(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """--languages limits the one --model: with [[models]] it was silently ignored."""
+    import dragoman.api.serve
+    from dragoman.cli import main
+
+    with pytest.raises(ValidationError, match="limit each \\[\\[models\\]\\] entry's"):
+        ServeSettings(models=[spec("qwen", languages=["en", "de"])], languages=["en"])  # type: ignore[list-item]
+    config = tmp_path / "server.toml"
+    config.write_text(f'[[models]]\nname = "qwen"\nmodel = "{QWEN}"\nlanguages = ["en", "de"]\n')
+    monkeypatch.setenv("DRAGOMAN_CONFIG", "")  # main() sets it from --config: restored after
+    served: list[ServeSettings] = []
+    monkeypatch.setattr(dragoman.api.serve, "serve", served.append)
+    assert main(["serve", "--config", str(config), "--languages", "en,de"]) == 2
+    assert served == []
+    assert capsys.readouterr().err == (
+        "dragoman: invalid settings: --languages (DRAGOMAN_LANGUAGES) does not apply to a "
+        "server with [[models]]: limit each [[models]] entry's languages or pairs instead\n"
+    )
+    assert main(["serve", "--config", str(config)]) == 0  # without it: served
+    assert [m.name for m in served[0].models] == ["qwen"]

@@ -203,8 +203,10 @@ def launch_router(log_dir: Path, *args: str, timeout: float = 60.0) -> Launched:
 
 
 def launch_echo(log_dir: Path, languages: str, *args: str, port: int | None = None) -> Launched:
-    """A dragoman server on the echo architecture: starts in a second, no model."""
-    echo = ("--architecture", "echo", "--languages", languages, "--log-level", "warning")
+    """A dragoman server on the echo architecture: starts in a second, no model. `languages`
+    empty: none given (a config with `[[models]]` names each model's own)."""
+    limited = ("--languages", languages) if languages else ()
+    echo = ("--architecture", "echo", *limited, "--log-level", "warning")
     return _launch(log_dir, "serve", (*echo, *args), port=port, timeout=60.0)
 
 
