@@ -67,6 +67,8 @@ class Translated:
     """Per text, with a glossary: source terms whose target term the translation lacks."""
     quality: Quality | None = None
     """The tier of `model` (None when no text needed the engine)."""
+    models: list[str | None] | None = None
+    """Per text, the model that translated it (None: it needed none); a list may mix them."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -259,7 +261,13 @@ class TranslationService:
             if r.inference_seconds > 0:  # unchanged texts and cache hits cost no engine time
                 self.metrics.queue_time.observe(r.queue_seconds)
                 self.metrics.inference_time.observe(r.inference_seconds)
-        # The answer names the model of its first translated text.
+        # Each text's own model (a list's texts may go to different ones: by detected source,
+        # or a tier one pair has and another lacks); the answer names its first text's.
+        models: list[str | None] = [None] * len(texts)
+        for i in plans:
+            if any(engine[i]):
+                src = sources[i] or ""
+                models[i] = _engine(translator, src, target, quality).model_for(src, target)
         answering = jobs[0][0] if jobs else translator
         model = answering.model_for(next((s for s in sources if s), target), target)
         tier: Quality | None = None
@@ -269,7 +277,7 @@ class TranslationService:
             tier = tier_of(self.settings.model)
         if missed_terms is not None:
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
-        return Translated(results, model, sources, detections, missed_terms, tier)
+        return Translated(results, model, sources, detections, missed_terms, tier, models)
 
     def _cached(
         self, jobs: list[tuple[Translator, str, str, str, Terms]]

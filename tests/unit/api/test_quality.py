@@ -60,6 +60,23 @@ async def test_quality_picks_the_tier_that_serves_the_pair(
     assert r.json()["model"] == model
 
 
+async def test_each_text_of_a_list_names_the_model_that_translated_it(
+    client: httpx.AsyncClient,
+) -> None:
+    """A list's texts may go to different models (here by detected source: fr->ko has no best
+    tier); the answer's `model` named the first one's only."""
+    texts = [
+        "Bonjour mes amis, comment allez-vous aujourd'hui ?",
+        "Good morning my friends, how are you today?",
+        "12",  # no letters: no model translated it
+    ]
+    r = await native(client, "ko", text=texts, source_lang="auto", quality="best")
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert [t.get("model") for t in answer["translations"]] == ["small", "large", None]
+    assert answer["model"] == "small"  # the first translated text's
+
+
 async def test_an_invalid_hint_is_refused_in_each_surface_shape(
     client: httpx.AsyncClient,
 ) -> None:

@@ -26,6 +26,7 @@ async def test_translate_single_text_returns_translation_usage_and_timing(
             "output_tokens": 2,
             "queue_seconds": 0.001,
             "inference_seconds": 0.01,
+            "model": "fake",
         }
     ]
     assert data["model"] == "fake"

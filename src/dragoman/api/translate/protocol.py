@@ -104,6 +104,12 @@ class TranslationItem(BaseModel):
     glossary_missed: list[str] | None = Field(
         default=None, description="With a glossary: its source terms the translation lacks."
     )
+    model: str | None = Field(
+        default=None,
+        description="The model that translated this text (absent when it needed none, as an "
+        "unchanged text). A list's texts may go to different models; the answer's `model` is "
+        "its first translated text's.",
+    )
 
 
 class Usage(BaseModel):
@@ -119,7 +125,9 @@ class Timing(BaseModel):
 
 class TranslateResponse(BaseModel):
     translations: list[TranslationItem]
-    model: str
+    model: str = Field(
+        description="The model of the first translated text (each translation names its own)."
+    )
     source_lang: str
     target_lang: str
     usage: Usage

@@ -49,6 +49,7 @@ async def translate(
                 inference_seconds=round(r.inference_seconds, 6),
                 glossary_missed=None if out.missed_terms is None else out.missed_terms[i],
                 detected_source_lang=out.sources[i] if out.detections is not None else None,
+                model=out.models[i] if out.models is not None else None,
             )
             for i, r in enumerate(results)
         ],
