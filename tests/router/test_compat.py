@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import openai
+import pytest
 
 from dragoman.bench.servers import Launched, launch_echo
 from tests.router.test_routing import start
@@ -74,3 +76,39 @@ async def test_openai_chat_streams_through_the_router(logs: Path, stop_all: list
         assert '"content":"hi there"' in "".join(events)
         r = await c.post("/v1/chat/completions", json={**body, "model": "no-such-model"})
         assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+
+
+# Two models under their own names, one of them also the plain echo server's default's name.
+MODELS = """
+[[models]]
+name = "small"
+model = "qwen2.5-coder-0.5b-instruct"
+languages = ["en", "de"]
+
+[[models]]
+name = "echo:qwen2.5-coder-0.5b-instruct"
+model = "qwen2.5-coder-0.5b-instruct"
+pairs = ["en-fr"]
+"""
+
+
+async def test_openai_models_are_the_whole_fleets(logs: Path, stop_all: list[Launched]) -> None:
+    """/v1/models was passed to any one backend: a client saw one backend's models only."""
+    config = logs / "models.toml"
+    config.write_text(MODELS)
+    plain = launch_echo(logs, "en,fr")
+    several = launch_echo(logs, "", "--config", str(config))
+    stop_all += [plain, several]
+    router = start(logs, stop_all, plain, several)
+    client = openai.AsyncOpenAI(base_url=f"{router.url}/v1", api_key="unused", max_retries=0)
+    async with client:
+        for _ in range(4):  # whichever backend is least loaded: always the whole list
+            ids = [m.id for m in (await client.models.list()).data]
+            assert sorted(ids) == ["echo:qwen2.5-coder-0.5b-instruct", "small"]  # each once
+        assert (await client.models.retrieve("small")).id == "small"
+        with pytest.raises(openai.NotFoundError):
+            await client.models.retrieve("no-such-model")
+        answer = await client.chat.completions.create(
+            model="small", messages=[{"role": "user", "content": "hello there"}]
+        )
+        assert (answer.model, answer.choices[0].message.content) == ("small", "hello there")

@@ -126,12 +126,15 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         work = forward(client, pool, want, out, metrics, widest=widest)
         return await cancel_on_disconnect(request, work)
 
-    async def gathered(request: Request, key: str, nested: str | None = None) -> Response:
-        """A language list as every healthy backend answers it, merged by `key` (the
-        union of each entry's `nested` list too): a client builds its menus from it."""
+    async def gathered(
+        request: Request, key: str, nested: str | None = None, inside: str | None = None
+    ) -> Response:
+        """A list as every healthy backend answers it, merged by `key` (the union of each
+        entry's `nested` list too; the list is the `inside` field of an object where
+        given): a client builds its menus from it."""
         out = outgoing_of(request, await request.body())
         answers = await gather_lists(request.app.state.client, pool, out, metrics)
-        return merged(answers, key, nested)
+        return merged(answers, key, nested, inside)
 
     @app.post("/v1/translate")
     async def translate(body: TranslateRequest, request: Request) -> Response:
@@ -158,6 +161,11 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
     async def deepl_languages(request: Request) -> Response:
         """DeepL's languages (`type` source or target), merged over the healthy backends."""
         return await gathered(request, "language")
+
+    @app.get("/v1/models", tags=["openai"])
+    async def openai_models(request: Request) -> Response:
+        """OpenAI's model list: every healthy backend's models, each id once."""
+        return await gathered(request, "id", inside="data")
 
     for methods, path in PASSED:
 

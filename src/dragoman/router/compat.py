@@ -13,14 +13,15 @@ from dragoman.api.libretranslate.protocol import from_lt
 from dragoman.api.params import read_params
 from dragoman.router.backends import ANY, Want
 
-# Paths proxied as they are (method, path): each surface's reads and chat. The language lists
-# (/languages, /v2/languages) are merged over the backends instead (router/gather.py).
+# Paths proxied as they are (method, path): each surface's reads and chat. The lists
+# (/languages, /v2/languages, /v1/models) are merged over the backends instead
+# (router/gather.py). A model or a chat naming a model one backend lacks (404
+# model_not_found) is passed over to the next (router/proxy.py).
 PASSED = (
     (("POST",), "/detect"),
     (("GET",), "/frontend/settings"),
     (("GET", "POST"), "/v2/usage"),
     (("GET",), "/v2/glossary-language-pairs"),
-    (("GET",), "/v1/models"),
     (("GET",), "/v1/models/{model_id:path}"),
     (("POST",), "/v1/chat/completions"),
 )
