@@ -24,6 +24,8 @@ class FakeTranslator:
         self.started = 0
         self.cancelled = 0
         self.dead = False
+        # Set: translations wait for it instead of `delay` (a test says when they finish).
+        self.gate: asyncio.Event | None = None
         # Chat: the reply (else the last user message), a word a token, `delay` before each;
         # `chat_fail_after` words, then EngineFailed.
         self.chat_reply: str | None = None
@@ -41,7 +43,7 @@ class FakeTranslator:
         self.peak = max(self.peak, self.running)
         self.started += 1
         try:
-            await asyncio.sleep(self.delay)
+            await (self.gate.wait() if self.gate is not None else asyncio.sleep(self.delay))
         except asyncio.CancelledError:
             self.cancelled += 1
             raise

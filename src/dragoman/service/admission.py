@@ -4,9 +4,21 @@ the engine or waiting for it). A request is admitted whole or refused at once wi
 dropped. Draining (SIGTERM) refuses everything new and waits for what was admitted.
 
 Refused requests queue up in a virtual line: each is told to come back when the places of
-everyone refused before it (and its own) will have drained at the current rate, so a crowd of
+everyone refused before it (and its own) will have drained at the drain rate, so a crowd of
 refused clients comes back spread out at about the rate the server can take them, instead of
-all at once every second (each refusal costs the server CPU the engine could use)."""
+all at once every second (each refusal costs the server CPU the engine could use).
+
+The drain rate is how fast places free up when the server is full, so it is measured only
+while it is: completions per second during the spells in which the engine held as much as it
+runs at once (`capacity`, or the bound when lower), over the last `window` seconds of such
+spells however long ago (a crowd at an idle server is spread out from its first refusal).
+Completions under a lighter load measure how much work came, not how fast the server drains:
+one text at a time on an engine that runs 16 at once is a sixteenth of its rate, and a crowd
+spread out at it was told to wait up to a minute for a server free within a second. A spell
+shorter than a second counts for its own length: stretched to a second it understated a fast
+engine's rate several times over. An overstated rate costs little (a client back too soon is
+refused again, and the spacing corrects as the spells add up); an understated one leaves
+clients waiting on an idle server. Nothing measured yet: a second."""
 
 from __future__ import annotations
 
@@ -85,8 +97,8 @@ class Ticket:
 class Admission:
     """`limit` engine requests admitted at once (0: no bound). `capacity` is what the engine
     runs in one step (max_num_seqs); work beyond it waits in the engine's queue, which is what
-    the deadline estimate looks at. The drain rate is completions per second over the last
-    `window` seconds of the current busy period."""
+    the deadline estimate looks at, at the current busy period's rate (`rate`). Refusals are
+    spread out at the rate measured while the engine was full (`drain_rate`)."""
 
     def __init__(
         self,
@@ -106,7 +118,13 @@ class Admission:
         self._busy_since: float | None = None
         self._busy_done = 0  # completions since _busy_since
         self._line = 0.0  # when the last refused request's places will have drained
-        self._last_rate = 0.0  # the drain rate when the last busy period ended
+        # Spells in which the engine was full: the open one, and the last `window` seconds
+        # of those that ended, as (seconds, completions) with their sums.
+        self._full_since: float | None = None
+        self._full_done = 0  # completions in the open spell
+        self._spells: deque[tuple[float, int]] = deque()
+        self._spell_seconds = 0.0
+        self._spell_done = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._tickets: set[Ticket] = set()  # those holding places
@@ -125,6 +143,37 @@ class Admission:
             # it began (kept as a total: every request asks, and a window holds thousands)
             start, done = self._busy_since, self._busy_done
         return done / max(1.0, now - start) if done else 0.0
+
+    def drain_rate(self) -> float:
+        """Completions per second while the engine was full (the module's doc says why):
+        over the open spell and the last `window` seconds of past ones, each counted for its
+        own length. Zero when nothing finished in a full engine yet."""
+        now = self._clock()
+        open_seconds = 0.0 if self._full_since is None else now - self._full_since
+        if open_seconds >= self.window:
+            # full for the whole window: the busy period's recent completions are all the
+            # full engine's, and the window follows a change (longer texts) as it comes
+            return self.rate()
+        seconds = self._spell_seconds + open_seconds
+        done = self._spell_done + (self._full_done if self._full_since is not None else 0)
+        return done / seconds if done and seconds > 0 else 0.0
+
+    @property
+    def _full_at(self) -> int:
+        """In flight at which the engine runs all it can at once: a full engine."""
+        return max(1, min(self.capacity, self.limit) if self.limit else self.capacity)
+
+    def _end_spell(self, now: float) -> None:
+        assert self._full_since is not None
+        self._spells.append((now - self._full_since, self._full_done))
+        self._spell_seconds += now - self._full_since
+        self._spell_done += self._full_done
+        self._full_since = None
+        # keep the last `window` seconds of spells (the newest whatever its length)
+        while len(self._spells) > 1 and self._spell_seconds - self._spells[0][0] >= self.window:
+            seconds, done = self._spells.popleft()
+            self._spell_seconds -= seconds
+            self._spell_done -= done
 
     def _forget(self, now: float) -> None:
         while self._completions and self._completions[0][0] < now - self.window:
@@ -162,22 +211,22 @@ class Admission:
                     "or allow more time",
                     _clamp_retry(wait - deadline_seconds),
                 )
+        now = self._clock()
         if self.in_flight == 0:
-            self._busy_since = self._clock()
+            self._busy_since = now
             self._busy_done = 0
             self._idle.clear()
         self.in_flight += n
+        if self._full_since is None and self.in_flight >= self._full_at:
+            self._full_since, self._full_done = now, 0
         ticket = Ticket(self, n)
         self._tickets.add(ticket)
         return ticket
 
     def _place_in_line(self, excess: int, n: int) -> float:
         """Seconds until a refused request of `n` texts, `excess` over the bound, may expect
-        room: behind everyone refused before it, at the current drain rate. Early in a busy
-        period, before anything has finished, the rate of the last busy period stands in: a
-        crowd arriving at an idle server is spread out from its first refusal, not told to
-        come back all together every second until the first completions."""
-        rate = self.rate() or self._last_rate
+        room: behind everyone refused before it, at the drain rate."""
+        rate = self.drain_rate()
         if rate <= 0:
             return MIN_RETRY
         now = self._clock()
@@ -195,8 +244,11 @@ class Admission:
             self._completions.append((now, n))
             self._in_window += n
             self._busy_done += n
+            if self._full_since is not None:
+                self._full_done += n
+        if self._full_since is not None and self.in_flight < self._full_at:
+            self._end_spell(now)
         if self.in_flight == 0:
-            self._last_rate = self.rate() or self._last_rate
             self._busy_since = None
             self._idle.set()
 

@@ -7,6 +7,7 @@ import time
 
 from tests.fakes import FakeTranslator
 from tests.unit.api.conftest import wait_for
+from tests.unit.service.test_admission import Clock
 
 
 def body(text: object) -> dict[str, object]:
@@ -54,22 +55,24 @@ async def test_a_list_is_admitted_whole_or_not_at_all(serve, fake: FakeTranslato
 
 
 async def test_retry_after_comes_from_the_drain_rate(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]
-    async with serve(max_admitted=4) as (_app, c):
-        fake.delay = 5
-        held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(3)]
-        await wait_for(lambda: fake.running == 3)
-        fake.delay = 0
-        for i in range(2):  # two texts finish within the busy period: 2 a second
-            assert (await c.post("/v1/translate", json=body(f"quick{i}"))).status_code == 200
-        fake.delay = 5
-        held.append(asyncio.create_task(c.post("/v1/translate", json=body("fourth"))))
+    async with serve(max_admitted=4) as (app, c):
+        # The admission's clock is the test's: the rate does not depend on the host's speed.
+        clock = Clock()
+        app.state.admission._clock = clock
+        fake.gate = asyncio.Event()
+        held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(4)]
+        await wait_for(lambda: fake.running == 4)  # the server is full
+        clock.now += 2
+        fake.gate.set()  # one text finishes in the full engine in 2 s: 0.5 a second
+        assert [r.status_code for r in await asyncio.gather(*held)] == [200] * 4
+        fake.gate = asyncio.Event()
+        held = [asyncio.create_task(c.post("/v1/translate", json=body(f"u{i}"))) for i in range(4)]
         await wait_for(lambda: fake.running == 4)
-        r = await c.post("/v1/translate", json=body(["x", "y", "z", "w"]))
+        r = await c.post("/v1/translate", json=body(["x", "y"]))
         assert r.status_code == 429
-        assert r.headers["retry-after"] == "2"  # 4 places at 2 a second
-        for task in held:
-            task.cancel()
-        await asyncio.gather(*held, return_exceptions=True)
+        assert r.headers["retry-after"] == "4"  # 2 places at 0.5 a second
+        fake.gate.set()
+        assert [r.status_code for r in await asyncio.gather(*held)] == [200] * 4
 
 
 async def test_a_cached_answer_takes_no_place(serve, fake: FakeTranslator) -> None:  # type: ignore[no-untyped-def]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 
 import pytest
 
@@ -179,6 +180,78 @@ def test_a_crowd_at_an_idle_server_is_spread_by_the_last_busy_periods_rate() -> 
             a.admit(1)
         waits.append(exc.value.retry_after)
     assert waits == [1, 1, 2, 2]  # 0.5, 1.0, 1.5, 2.0 s at 2 a second, rounded up
+
+
+def refusals(a: Admission, count: int) -> list[int]:
+    """The Retry-After of `count` single texts refused one after another."""
+    waits = []
+    for _ in range(count):
+        with pytest.raises(Overloaded) as exc:
+            a.admit(1)
+        waits.append(exc.value.retry_after)
+    return waits
+
+
+def test_light_traffic_says_nothing_of_the_drain_rate() -> None:
+    """One text at a time on an engine that runs four at once: 1 completion every 0.3 s is
+    how much work came, not how fast the server drains. Taken for the drain rate (floored at
+    a second: 1 a second), a crowd was spread out up to a minute for a server free at once."""
+    clock = Clock()
+    a = Admission(limit=8, capacity=4, clock=clock)
+    for _ in range(3):  # one request, idle, one request ...
+        t = a.admit(1)
+        clock.now += 0.3
+        t.done_one()
+        clock.now += 0.3
+    for _ in range(8):
+        a.admit(1)
+    assert refusals(a, 5) == [1] * 5  # nothing measured in a full engine yet
+
+
+def test_steady_light_traffic_says_nothing_of_the_drain_rate_either() -> None:
+    clock = Clock()
+    a = Admission(limit=8, capacity=4, clock=clock)
+    t = a.admit(1)
+    for _ in range(10):  # two overlapping at most, one finishing a second: never full
+        nxt = a.admit(1)
+        clock.now += 1
+        t.done_one()
+        t = nxt
+    assert a.rate() == pytest.approx(1.0)  # the busy period's rate (deadlines use it)
+    for _ in range(7):
+        a.admit(1)
+    assert refusals(a, 5) == [1] * 5
+
+
+def test_a_short_full_spell_counts_for_its_own_length() -> None:
+    """Eight texts drain in 0.4 s: stretched to a second, the rate was 8 a second and sixteen
+    refused clients were spread over 2 s; the engine, full, freed a place every 0.05 s."""
+    clock = Clock()
+    a = Admission(limit=8, capacity=4, clock=clock)
+    tickets = [a.admit(1) for _ in range(8)]
+    for t in tickets:
+        clock.now += 0.05
+        t.done_one()
+    # five finished while four or more were in flight (the engine full), in 0.25 s
+    assert a.drain_rate() == pytest.approx(20.0)
+    clock.now += 600
+    for _ in range(8):
+        a.admit(1)
+    assert refusals(a, 16) == [1] * 16  # 0.05 s to 0.8 s
+
+
+def test_a_long_full_spell_is_measured_over_the_recent_window() -> None:
+    """Full for longer than the window: its last `window` seconds say how fast it drains now
+    (the texts got shorter: 4 a second), not its whole length (2.5 a second)."""
+    clock = Clock()
+    a = Admission(limit=100, capacity=4, window=20, clock=clock)
+    tickets = deque(a.admit(1) for _ in range(100))
+    for step in [1.0] * 20 + [0.25] * 80:  # 1 a second for 20 s, then 4 a second for 20 s
+        clock.now += step
+        tickets.popleft().done_one()
+        tickets.append(a.admit(1))  # kept at the bound
+    assert a.drain_rate() == pytest.approx(81 / 20)  # the window's first edge included
+    assert refusals(a, 4) == [1, 1, 1, 1]  # 0.25 s to 1 s
 
 
 def test_without_any_rate_yet_the_refusal_says_a_second() -> None:
