@@ -105,6 +105,42 @@ def test_void_elements_become_void_markers() -> None:
     assert out == '<p>Zeile eins<br>Zeile <i>zwei</i> und <img src="x.png"> drei.</p>'
 
 
+@pytest.mark.parametrize("tag", ["wbr", "embed", "source", "track", "keygen", "WBR"])
+def test_void_elements_the_parser_does_not_know_keep_the_text_after_them(tag: str) -> None:
+    """libxml2 read what follows `<wbr>` (`embed source track keygen`) as its content: the
+    model was sent "Donau" alone, and the element came back with an end tag."""
+    markup = parse_html(f"<p>Donau<{tag}>dampfschifffahrt is a long word. Translate it.</p>")
+    assert markup.units == ["Donau<x1/>dampfschifffahrt is a long word. Translate it."]
+    out, repairs = markup.rebuild(["Donau<x1/>Dampfschifffahrt ist ein langes Wort."])
+    name = tag.lower()
+    assert out == f"<p>Donau<{name}>Dampfschifffahrt ist ein langes Wort.</p>"
+    assert repairs == []
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ("<video><source src=x>Fallback</video>", '<video><source src="x">Fallback</video>'),
+        ("<p>Click <embed src=a/> now</p>", '<p>Click <embed src="a/"> now</p>'),
+        ("<p>a<wbr/>b</wbr> c</p>", "<p>a<wbr>b c</p>"),  # a stray end tag is dropped
+        # an item after one is not read into it
+        ("<ul><li>One<wbr>two<li>Three</ul>", "<ul><li>One<wbr>two</li><li>Three</li></ul>"),
+        # in a script, a comment or an attribute it is text, kept as it was
+        (
+            "<script>w('<wbr></wbr>')</script><p title='<wbr> x'>a<wbr>b</p><!-- <wbr> -->",
+            "<script>w('<wbr></wbr>')</script><p title=\"&lt;wbr&gt; x\">a<wbr>b</p><!-- <wbr> -->",
+        ),
+        (
+            "<!DOCTYPE html><html><body><p>Hi<wbr>there</p></body></html>",
+            "<!DOCTYPE html>\n<html><body><p>Hi<wbr>there</p></body></html>",
+        ),
+    ],
+)
+def test_void_elements_the_parser_does_not_know_get_no_end_tag(doc: str, expected: str) -> None:
+    markup = parse_html(doc)
+    assert markup.rebuild(markup.units) == (expected, [])
+
+
 @pytest.mark.parametrize(
     "doc",
     [

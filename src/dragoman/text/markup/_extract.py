@@ -33,9 +33,11 @@ INLINE_TAGS = _tags(
     "a abbr acronym b bdi bdo big cite data del dfn em font i ins mark nobr q rb rp rt rtc ruby "
     "s small span strike strong sub sup time tt u"
 )
-# Kept whole inside a sentence, as one <xN/> marker.
+# Kept whole inside a sentence, as one <xN/> marker: HTML5's void elements that are no block
+# (libxml2 knows only some: markup/_void.py) and the opaque ones.
 VOID_TAGS = _tags(
-    "area audio br canvas embed iframe img input map meter object picture progress video wbr"
+    "area audio br canvas embed iframe img input keygen map meter object param picture progress "
+    "source track video wbr"
 )
 # Never translated, kept verbatim (with `translate="no"`, `class="notranslate"`, ignore_tags).
 # iframe noembed noframes plaintext xmp: raw text to the parser (document.py: _RAW_TEXT).

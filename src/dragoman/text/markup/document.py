@@ -8,7 +8,8 @@ The output is the same document, not the same bytes; the normalisation is lxml's
 - entities and character references are decoded (`&eacute;` is é, `&nbsp;` is U+00A0) and only
   `&`, `<`, `>` (and `"` in attributes) are written back as references;
 - HTML: unclosed elements are closed, stray end tags dropped, attributes double-quoted, void
-  elements written `<br>`, non-ASCII in URL attributes (href, src, ...) percent-encoded;
+  elements written `<br>` (also those libxml2 does not know, `_void`), non-ASCII in URL
+  attributes (href, src, ...) percent-encoded;
 - XML: entities declared in the document's DTD stay references, never expanded;
 - inside a translated block, runs of HTML whitespace are one space (as a browser renders them);
   the block's leading and trailing whitespace, and everything untranslated, are kept as parsed.
@@ -26,6 +27,7 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.letters import unused_private_char
+from dragoman.text.markup import _void
 from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
 from dragoman.text.markup.markers import (
     Content,
@@ -96,6 +98,8 @@ class Markup:
     _literal: str | None = field(default=None, repr=False)
     _raw: tuple[str, tuple[str, ...], int] = field(default=("", (), 0), repr=False)
     """HTML: the mark and the texts of `_RAW_TEXT` elements (`_set_aside`)."""
+    _void_mark: str = field(default="", repr=False)
+    """HTML: the mark of the end tags of void elements libxml2 does not know (`_void`)."""
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
         """The document with each unit replaced by its translation (same order as `units`),
@@ -133,7 +137,12 @@ class Markup:
             content, problems = to_content(unit, reply, self.markers[i])
             repairs += [f"unit {i}: {p}" for p in problems]
             _replace(nodes, slot, content, self._literal)
-        out = _put_back(_serialize(root, self._kind), *self._raw)
+        if self._void_mark:
+            _void.mark_ends(top, self._void_mark)
+        out = _serialize(root, self._kind)
+        if self._void_mark:
+            out = _void.drop_ends(out, self._void_mark)
+        out = _put_back(out, *self._raw)
         return self._declaration + out, repairs
 
 
@@ -146,6 +155,9 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
     source = _early_ends(_SURROGATE.sub("\ufffd", text))  # libxml2 would drop the whole text
+    voids = _void.may_hold(source)
+    if voids:
+        source = _void.self_close(source)
     head = _DOCUMENT.match(source)
     if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
         head = None  # XML sent as HTML: a fragment, as it always was
@@ -175,10 +187,14 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
     raw = _set_aside(root, source)
+    mark = ""
+    if voids:
+        top = root.getroot() if isinstance(root, etree._ElementTree) else root
+        mark = _void.end_mark(top, source + held_text(top))
     extractor = Extractor(
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
-    return _extract(text, root, kind, extractor, before, raw)
+    return _extract(text, root, kind, extractor, before, raw, mark)
 
 
 def _early_ends(source: str) -> str:
@@ -240,6 +256,7 @@ def _extract(
     extractor: Extractor,
     declaration: str = "",
     raw: tuple[str, tuple[str, ...], int] = ("", (), 0),
+    void_mark: str = "",
 ) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
     extractor.prepare(top)
@@ -255,6 +272,7 @@ def _extract(
         _declaration=declaration,
         _literal=extractor.literal or None,
         _raw=raw,
+        _void_mark=void_mark,
     )
 
 
