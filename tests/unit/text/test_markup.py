@@ -745,6 +745,54 @@ def test_a_document_after_a_byte_order_mark_or_comments_stays_a_document(
     assert markup.rebuild([u.upper() for u in markup.units])[0] == expected
 
 
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            '<?xml version="1.0"?><doc>Hi</doc><!-- first --><!-- second --><?third x?>',
+            '<?xml version="1.0"?><doc>HI</doc><!-- first --><!-- second --><?third x?>',
+        ),
+        (
+            "<!DOCTYPE html><html><body><p>Hi</p></body></html><!-- first --><!-- second -->",
+            "<!DOCTYPE html>\n<html><body><p>HI</p></body></html><!-- first --><!-- second -->",
+        ),
+        (
+            "<html><body><p>Hi</p></body></html><!-- a --><!-- a --><!-- b -->",
+            "<html><body><p>HI</p></body></html><!-- a --><!-- a --><!-- b -->",
+        ),
+    ],
+)
+def test_comments_after_a_documents_root_keep_their_order(document: str, expected: str) -> None:
+    """lxml's copy of a document (each rebuild works on one) reversed them."""
+    parse = parse_xml if document.startswith("<?xml") else parse_html
+    markup = parse(document)
+    for _ in range(2):
+        assert markup.rebuild([u.upper() for u in markup.units]) == (expected, [])
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ('<?xml version="1.0"?>\n<doc>Hi</doc>\n', '<?xml version="1.0"?>\n<doc>HI</doc>\n'),
+        ("<!DOCTYPE d><d>Hi</d><!-- c -->\r\n\n", "<!DOCTYPE d>\n<d>HI</d><!-- c -->\r\n\n"),
+        (
+            "<!DOCTYPE html>\n<html><body><p>Hi</p></body></html>\n",
+            "<!DOCTYPE html>\n<html><body><p>HI</p></body></html>\n",
+        ),
+        ("<html><p>Hi</p></HTML >\n", "<html><body><p>HI</p></body></html>\n"),
+        ("<html><p>Hi</p></html><!-- c -->\n", "<html><body><p>HI</p></body></html><!-- c -->\n"),
+        # the parser keeps it where it is inside the document: not written twice
+        ("<!DOCTYPE html><p>Hi</p>\n", "<!DOCTYPE html>\n<html><body><p>HI</p>\n</body></html>"),
+        ("<html><script>a</html>\n", "<html><head><script>a</html>\n</script></head></html>"),
+    ],
+)
+def test_a_documents_whitespace_after_its_root_is_kept(document: str, expected: str) -> None:
+    """The parser drops it: a file's last newline was lost."""
+    parse = parse_html if "html" in document else parse_xml
+    markup = parse(document)
+    assert markup.rebuild([u.upper() for u in markup.units]) == (expected, [])
+
+
 def _identity(text: str, **options: object) -> tuple[list[str], str]:
     from dragoman.service.documents import Sizes, TextOptions, plan
 

@@ -44,6 +44,8 @@ _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
 _XML_PROLOGUE = re.compile(
     r"(?:\s++|<!--(?>.*?-->)|<\?(?>.*?\?>))*+<!DOCTYPE", re.IGNORECASE | re.DOTALL
 )
+_SPACES = " \t\n\f\r"  # HTML's (XML's but for the form feed, which it refuses)
+_HTML_END = re.compile(r"</html\s*>\Z", re.IGNORECASE)
 _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -100,6 +102,8 @@ class Markup:
     """HTML: the mark and the texts of `_RAW_TEXT` elements (`_set_aside`)."""
     _void_mark: str = field(default="", repr=False)
     """HTML: the mark of the end tags of void elements libxml2 does not know (`_void`)."""
+    _trail: str = field(default="", repr=False)
+    """A document's whitespace after its root element, which the parser drops."""
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
         """The document with each unit replaced by its translation (same order as `units`),
@@ -111,7 +115,7 @@ class Markup:
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
         if self._kind == "verbatim":
             return self._source, []
-        root = copy.deepcopy(self._root)
+        root = _copy(self._root)
         top = root.getroot() if isinstance(root, etree._ElementTree) else root
         nodes = list(top.iter())
         repairs: list[str] = []
@@ -143,7 +147,7 @@ class Markup:
         if self._void_mark:
             out = _void.drop_ends(out, self._void_mark)
         out = _put_back(out, *self._raw)
-        return self._declaration + out, repairs
+        return self._declaration + out + self._trail, repairs
 
 
 def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
@@ -186,15 +190,33 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     if root is None:  # nothing the parser could make a tree of
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
+    top = root.getroot() if isinstance(root, etree._ElementTree) else root
+    trail = _html_trail(source, top) if head else ""
     raw = _set_aside(root, source)
-    mark = ""
-    if voids:
-        top = root.getroot() if isinstance(root, etree._ElementTree) else root
-        mark = _void.end_mark(top, source + held_text(top))
+    mark = _void.end_mark(top, source + held_text(top)) if voids else ""
     extractor = Extractor(
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
-    return _extract(text, root, kind, extractor, before, raw, mark)
+    return _extract(text, root, kind, extractor, before, raw, mark, trail)
+
+
+def _html_trail(source: str, top: Any) -> str:
+    """The whitespace a whole HTML document ends with when it follows the root element's end
+    tag (or comments after it), where the parser drops it; "" when the tree holds it (the
+    document's end tags are left out, or the `</html>` is text of a script left open)."""
+    end = len(source.rstrip(_SPACES))
+    if end == len(source):
+        return ""
+    if top.getnext() is None:  # no comment after the root: is `</html>` the text's end?
+        if _HTML_END.search(source, max(0, end - 64), end) is None:
+            return ""
+        node = top  # the last text in document order: its end is the text's
+        while len(node) and node[-1].tail is None:
+            node = node[-1]
+        last = node[-1].tail if len(node) else node.text
+        if last and "</html" in last.lower():
+            return ""
+    return source[end:]
 
 
 def _early_ends(source: str) -> str:
@@ -239,14 +261,18 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         raise InvalidRequest(f"Tag handling parsing failed: {reason}") from e
     except ValueError as e:
         raise InvalidRequest(f"Tag handling parsing failed: {e}") from e
+    trail = ""
     if document:
         root: Any = parsed.getroottree()
         kind = "xml-document"
+        # only comments, processing instructions and spaces follow the root: the parser drops
+        # the spaces, and a text file's last newline was lost
+        trail = text[len(text.rstrip(_SPACES)) :]
     else:
         root, kind = parsed, "xml-fragment"
     extractor = Extractor(xml=True, ignore=set(ignore_tags), index={})
     # lxml writes no XML declaration into a str: keep the one sent
-    return _extract(text, root, kind, extractor, kept)
+    return _extract(text, root, kind, extractor, kept, trail=trail)
 
 
 def _extract(
@@ -257,6 +283,7 @@ def _extract(
     declaration: str = "",
     raw: tuple[str, tuple[str, ...], int] = ("", (), 0),
     void_mark: str = "",
+    trail: str = "",
 ) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
     extractor.prepare(top)
@@ -273,6 +300,35 @@ def _extract(
         _literal=extractor.literal or None,
         _raw=raw,
         _void_mark=void_mark,
+        _trail=trail,
+    )
+
+
+def _copy(root: Any) -> Any:
+    """A deep copy of the parsed tree to rebuild in (a Markup may be rebuilt more than once).
+    lxml copies the comments and processing instructions after a document's root element in
+    reverse order: they are put back in the original's, matched by content."""
+    copied = copy.deepcopy(root)
+    if not isinstance(root, etree._ElementTree):
+        return copied
+    after = list(root.getroot().itersiblings())
+    if len(after) < 2:
+        return copied
+    left = list(copied.getroot().itersiblings())
+    at = copied.getroot()
+    for node in after:
+        same = next(c for c in left if _same_node(c, node))
+        left.remove(same)
+        at.addnext(same)
+        at = same
+    return copied
+
+
+def _same_node(a: Any, b: Any) -> bool:
+    return bool(
+        a.tag is b.tag
+        and a.text == b.text
+        and getattr(a, "target", None) == getattr(b, "target", None)
     )
 
 
