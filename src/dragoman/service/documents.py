@@ -119,12 +119,21 @@ def _tags_whole(text: str, pieces: list[Piece]) -> list[Piece]:
     return out
 
 
-def plan(text: str, language: str, options: TextOptions, sizes: Sizes) -> Plan:
-    """The units of `text` in `language` (the source, given or detected)."""
+def parse(text: str, kind: MarkupKind, ignore_tags: tuple[str, ...] = ()) -> Markup:
+    """`text`'s markup taken apart: the same whatever its language (`plan` takes it)."""
+    read = parse_html if kind == "html" else parse_xml
+    return read(text, ignore_tags)
+
+
+def plan(
+    text: str, language: str, options: TextOptions, sizes: Sizes, markup: Markup | None = None
+) -> Plan:
+    """The units of `text` in `language` (the source, given or detected); `markup`: the text
+    already parsed, else it is parsed here."""
     if options.markup is None:
         return Plan([_block(text, language, options, sizes)])
-    parse = parse_html if options.markup == "html" else parse_xml
-    markup = parse(text, options.ignore_tags)
+    if markup is None:
+        markup = parse(text, options.markup, options.ignore_tags)
     blocks = [
         _block(u, language, options, sizes, bool(m))
         for u, m in zip(markup.units, markup.markers, strict=True)

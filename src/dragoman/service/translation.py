@@ -44,12 +44,13 @@ from dragoman.service.cache import TranslationCache
 from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
-from dragoman.service.documents import PLAIN, Sizes, TextOptions, plan
+from dragoman.service.documents import PLAIN, Sizes, TextOptions, parse, plan
 from dragoman.service.glossary import TermIndex, missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.validate import Validator, rank
 from dragoman.settings import ServeSettings
+from dragoman.text.markup import Markup
 
 log = logging.getLogger(__name__)
 
@@ -182,8 +183,18 @@ class TranslationService:
         chars = sum(len(t) for t in texts)
         self.limits.check(caller, chars)
         detections = None
+        markups: dict[int, Markup] = {}
         if source is None:
-            detections = await self.detect(texts)
+            seen = texts
+            if options.markup is not None:
+                # told from the text to translate, not the markup: a page's script and
+                # stylesheet outweighed its French paragraph, read as English, and it came
+                # back untranslated. Parsed once, for the plan too.
+                markups = {
+                    i: parse(t, options.markup, options.ignore_tags) for i, t in enumerate(texts)
+                }
+                seen = [m.words() for m in markups.values()]
+            detections = await self.detect(seen)
             _check_detected(detections, translator.languages)
             sources = [d.language for d in detections]
         else:
@@ -191,7 +202,7 @@ class TranslationService:
         # The engine's work: texts with a language that is not already the target, each cut
         # into units (sentences, blocks of markup); units with no letters need no engine.
         plans = {
-            i: plan(texts[i], src, options, self.sizes)
+            i: plan(texts[i], src, options, self.sizes, markups.get(i))
             for i, src in enumerate(sources)
             if src is not None and src != target
         }

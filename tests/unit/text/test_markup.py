@@ -163,6 +163,14 @@ def test_text_that_reads_as_a_marker_stays_text(doc: str) -> None:
         assert etree.tostring(etree.fromstring(out)) == etree.tostring(etree.fromstring(doc))
 
 
+def test_words_are_the_units_without_markers_or_what_is_kept() -> None:
+    """What a document's language is told from: never its script, style, code or markup."""
+    words = parse_html(PAGE).words().split("\n")
+    assert words[:3] == ["Help & support", "How to save your work", "Top of the page"]
+    assert "Click  the  Save  button  now." in words
+    assert not any(w in "".join(words) for w in ("color", "go(", "make save", "SaveMaster"))
+
+
 def test_html_nested_past_the_parsers_limit_is_refused_not_cut() -> None:
     """libxml2 stops at 256 levels and dropped the text inside: refused instead."""
     deep = "<p>" + "<b>" * 254 + "hello" + "</b>" * 254 + "</p>"

@@ -36,6 +36,7 @@ from dragoman.text.markup.markers import (
     to_content,
     tokenize,
     unescape_text,
+    without_markers,
 )
 
 _WRAPPER = "root"  # the element an XML fragment is parsed inside
@@ -104,6 +105,11 @@ class Markup:
     """HTML: the mark of the end tags of void elements libxml2 does not know (`_void`)."""
     _trail: str = field(default="", repr=False)
     """A document's whitespace after its root element, which the parser drops."""
+
+    def words(self) -> str:
+        """The text to translate without its markup, a unit a line: what its language is told
+        from (never a script, a stylesheet, code or a part kept as it is)."""
+        return "\n".join(map(without_markers, self.units))
 
     def rebuild(self, translations: list[str]) -> tuple[str, list[str]]:
         """The document with each unit replaced by its translation (same order as `units`),

@@ -1,0 +1,73 @@
+"""The translation service: language detection of markup (fake engine, the real detector and
+the real markup parser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dragoman.metrics import Metrics
+from dragoman.service.admission import Admission
+from dragoman.service.deadline import Deadline
+from dragoman.service.documents import TextOptions
+from dragoman.service.keys import Caller
+from dragoman.service.quota import KeyLimits
+from dragoman.service.translation import Translated, TranslationService
+from dragoman.settings import ServeSettings
+from tests.fakes import FakeTranslator
+
+FRENCH = "<p>Bonjour tout le monde, comment allez-vous?</p>"
+SCRIPT = (
+    "<script>function showMessage(message) { if (window.console) { console.log('the message "
+    "is ' + message); } return document.getElementById('main').value; }</script>"
+)
+STYLE = "<style>body { font-family: sans-serif; background-color: white; }</style>"
+
+
+async def _translate(fake: FakeTranslator, texts: list[str], options: TextOptions) -> Translated:
+    service = TranslationService(
+        lambda: fake,
+        ServeSettings(cache_mib=0),
+        Metrics(),
+        Admission(0, 16),
+        KeyLimits(0, 0),
+    )
+    return await service.translate(texts, None, "en", Caller(None), Deadline.start(60), options)
+
+
+ENGLISH = "The quick brown fox jumps over the lazy dog again and again, every single day."
+
+
+@pytest.mark.parametrize(
+    ("page", "options"),
+    [
+        (f"<html><head>{SCRIPT}{STYLE}</head><body>{FRENCH}</body></html>", "html"),
+        (f"<div>{SCRIPT}{STYLE}{FRENCH}</div>", "html"),
+        (f"<div>{FRENCH}<pre>{SCRIPT}</pre><p translate='no'>{ENGLISH}</p></div>", "html"),
+        (f"<div>{FRENCH}<brand>{ENGLISH}</brand></div>", "html ignore"),
+        (f"<div>{FRENCH}<brand>{ENGLISH}</brand></div>", "xml ignore"),
+    ],
+)
+async def test_markup_is_detected_from_the_text_it_translates(page: str, options: str) -> None:
+    """It was detected on the raw markup: a script and stylesheet (or code, or a part kept as
+    it is) outweighed the French paragraph, read as English, and the page came back as it
+    was, untranslated."""
+    kind, _, ignore = options.partition(" ")
+    fake = FakeTranslator()
+    out = await _translate(
+        fake,
+        [page],
+        TextOptions(markup=kind, ignore_tags=("brand",) if ignore else ()),  # type: ignore[arg-type]
+    )
+    assert out.sources == ["fr"]
+    assert "[en] Bonjour tout le monde" in out.results[0].text
+    assert out.results[0].text.count("[en]") == 1  # the rest kept as it is
+
+
+async def test_markup_whose_letters_are_all_in_code_comes_back_as_it_is() -> None:
+    fake = FakeTranslator()
+    page = f"<div>{SCRIPT}<code>print('Hello there, how are you today?')</code></div>"
+    out = await _translate(fake, [page, FRENCH], TextOptions(markup="html"))
+    assert out.sources == [None, "fr"]
+    assert out.results[0].text == page
+    assert out.results[0].finish_reason == "unchanged"
+    assert fake.started == 1
