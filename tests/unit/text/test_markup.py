@@ -801,6 +801,24 @@ def test_a_documents_whitespace_after_its_root_is_kept(document: str, expected: 
     assert markup.rebuild([u.upper() for u in markup.units]) == (expected, [])
 
 
+def test_xml_space_preserve_keeps_whitespace_as_it_is() -> None:
+    """It collapsed to one space, as in HTML. Inherited until `xml:space="default"`; only in
+    XML (HTML has no such attribute)."""
+    doc = (
+        '<doc xml:space="preserve"><p>Line  one\n\tline <b>two\n x</b>  \n</p>'
+        '<p xml:space="default">fold\n  this</p></doc>'
+    )
+    markup = parse_xml(doc)
+    assert markup.units == ["Line  one\n\tline <g1>two\n x</g1>", "fold this"]
+    out, repairs = markup.rebuild(["Ligne  un\n\tligne <g1>deux\n x</g1>", "plie"])
+    assert out == (
+        '<doc xml:space="preserve"><p>Ligne  un\n\tligne <b>deux\n x</b>  \n</p>'
+        '<p xml:space="default">plie</p></doc>'
+    )
+    assert repairs == []
+    assert parse_html(doc).units == ["Line one line <g1>two x</g1>", "fold this"]
+
+
 def _identity(text: str, **options: object) -> tuple[list[str], str]:
     from dragoman.service.documents import Sizes, TextOptions, plan
 

@@ -51,6 +51,7 @@ _TRANSLATED = frozenset(ATTRIBUTES)
 
 BLOCK, INLINE, VOID, SKIP = "block", "inline", "void", "skip"
 _SPACES = " \t\n\f\r"  # HTML whitespace; U+00A0 is text
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _WS = re.compile(f"[{_SPACES}]+")
 
 
@@ -101,6 +102,11 @@ class Extractor:
     marked: bool = True
     """HTML: whether the source may hold `translate` or `notranslate` (prepare looks for them
     only then: a search of the text is quicker than one of the tree)."""
+    spaced: bool = False
+    """XML: whether the source may hold `xml:space` (prepare looks for it only then)."""
+    _preserved: set[Any] = field(default_factory=set)
+    """XML: the elements inside `xml:space="preserve"` (and not back to "default"), whose
+    runs keep their whitespace as it is."""
     literal: str | None = None
     """What stands for the `<` of text that reads as a marker, chosen at the first such text
     (markers.literal_lt): a character no text or attribute of the document holds."""
@@ -114,6 +120,8 @@ class Extractor:
         nodes = list(top.iter())
         self.index.update(zip(nodes, range(len(nodes)), strict=True))
         if self.xml:
+            if self.spaced:
+                self._preserved = _preserved(top)
             if self.ignore:
                 self._kept.update(
                     node
@@ -241,7 +249,7 @@ class Extractor:
         markers: dict[str, int] = {}
         for child in run:
             self._flatten(child, tokens, markers)
-        unit, prefix, suffix = _unit(tokens, self._escape, at_start)
+        unit, prefix, suffix = _unit(tokens, self._escape, at_start, container in self._preserved)
         if not unit:
             return
         self.units.append(unit)
@@ -332,12 +340,13 @@ def held_text(top: Any) -> str:
 
 
 def _unit(
-    tokens: list[Token], escape: Callable[[str], str], at_start: bool = True
+    tokens: list[Token], escape: Callable[[str], str], at_start: bool = True, keep: bool = False
 ) -> tuple[str, str, str]:
-    """The unit text (HTML whitespace collapsed, also across markers), and the whitespace it
-    had before and after, kept in place. Empty when the run has no letters. `at_start`: the
-    run starts a line, where a leading space (inside its first inline element) renders as
-    nothing; elsewhere (after an element kept outside the unit) it parts two words."""
+    """The unit text (HTML whitespace collapsed, also across markers, unless `keep`), and the
+    whitespace it had before and after, kept in place. Empty when the run has no letters.
+    `at_start`: the run starts a line, where a leading space (inside its first inline
+    element) renders as nothing; elsewhere (after an element kept outside the unit) it parts
+    two words."""
     out: list[str] = []
     space = at_start
     letters = False
@@ -345,6 +354,13 @@ def _unit(
     for kind, value in tokens:
         if kind == "t":
             if not value:
+                continue
+            if keep:  # xml:space="preserve": as it is, but for what is kept around the unit
+                text = escape(value) if "<" in value else value
+                text = text.lstrip(_SPACES) if first else text
+                letters = letters or has_letters(text)
+                out.append(text)
+                first = False
                 continue
             # a single space between printable characters is what most text holds
             text = value if value.isprintable() and "  " not in value else _WS.sub(" ", value)
@@ -369,7 +385,8 @@ def _unit(
     # tokens start with the run's leading text and end with its last tail; the parser keeps a
     # form feed there that lxml refuses to be given back
     lead, trail = _leading(tokens[0][1]), _trailing(tokens[-1][1])
-    return "".join(out).rstrip(" "), lead.replace("\f", ""), trail.replace("\f", "")
+    unit = "".join(out).rstrip(_SPACES if keep else " ")
+    return unit, lead.replace("\f", ""), trail.replace("\f", "")
 
 
 def _leading(text: str) -> str:
@@ -378,6 +395,20 @@ def _leading(text: str) -> str:
 
 def _trailing(text: str) -> str:
     return text[len(text.rstrip(_SPACES)) :]
+
+
+def _preserved(top: Any) -> set[Any]:
+    """The elements whose whitespace `xml:space` says to keep: the attribute's value is
+    inherited until an element inside sets it again."""
+    keep: dict[Any, bool] = {}
+    for node in top.iter("*"):
+        value = node.get(_XML_SPACE)
+        if value in ("preserve", "default"):
+            keep[node] = value == "preserve"
+        else:
+            parent = node.getparent()
+            keep[node] = keep.get(parent, False) if parent is not None else False
+    return {node for node, kept in keep.items() if kept}
 
 
 def _mixed(node: Any) -> bool:

@@ -11,7 +11,8 @@ The output is the same document, not the same bytes; the normalisation is lxml's
   elements written `<br>` (also those libxml2 does not know, `_void`), non-ASCII in URL
   attributes (href, src, ...) percent-encoded;
 - XML: entities declared in the document's DTD stay references, never expanded;
-- inside a translated block, runs of HTML whitespace are one space (as a browser renders them);
+- inside a translated block, runs of HTML whitespace are one space (as a browser renders them;
+  XML inside `xml:space="preserve"` keeps them);
   the block's leading and trailing whitespace, and everything untranslated, are kept as parsed.
 """
 
@@ -276,7 +277,7 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         trail = text[len(text.rstrip(_SPACES)) :]
     else:
         root, kind = parsed, "xml-fragment"
-    extractor = Extractor(xml=True, ignore=set(ignore_tags), index={})
+    extractor = Extractor(xml=True, ignore=set(ignore_tags), index={}, spaced="xml:space" in text)
     # lxml writes no XML declaration into a str: keep the one sent
     return _extract(text, root, kind, extractor, kept, trail=trail)
 
