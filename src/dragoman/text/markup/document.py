@@ -18,7 +18,6 @@ The output is the same document, not the same bytes; the normalisation is lxml's
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from lxml import etree
 from dragoman.errors import InvalidRequest
 from dragoman.text.letters import unused_private_char
 from dragoman.text.markup import _void
+from dragoman.text.markup._ends import copy_tree, html_trail, xml_trail
 from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
 from dragoman.text.markup.markers import (
     Content,
@@ -46,8 +46,6 @@ _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>\s*")
 _XML_PROLOGUE = re.compile(
     r"(?:\s++|<!--(?>.*?-->)|<\?(?>.*?\?>))*+<!DOCTYPE", re.IGNORECASE | re.DOTALL
 )
-_SPACES = " \t\n\f\r"  # HTML's (XML's but for the form feed, which it refuses)
-_HTML_END = re.compile(r"</html\s*>\Z", re.IGNORECASE)
 _POSITION = re.compile(r", line \d+, column \d+$")
 # Characters XML cannot hold (lxml refuses them); a model may emit them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -122,7 +120,7 @@ class Markup:
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
         if self._kind == "verbatim":
             return self._source, []
-        root = _copy(self._root)
+        root = copy_tree(self._root)
         top = root.getroot() if isinstance(root, etree._ElementTree) else root
         nodes = list(top.iter())
         repairs: list[str] = []
@@ -198,32 +196,13 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         return Markup([], _source=text)
     ignore = {t.lower() for t in ignore_tags}
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
-    trail = _html_trail(source, top) if head else ""
+    trail = html_trail(source, top) if head else ""
     raw = _set_aside(root, source)
     mark = _void.end_mark(top, source + held_text(top)) if voids else ""
     extractor = Extractor(
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
     return _extract(text, root, kind, extractor, before, raw, mark, trail)
-
-
-def _html_trail(source: str, top: Any) -> str:
-    """The whitespace a whole HTML document ends with when it follows the root element's end
-    tag (or comments after it), where the parser drops it; "" when the tree holds it (the
-    document's end tags are left out, or the `</html>` is text of a script left open)."""
-    end = len(source.rstrip(_SPACES))
-    if end == len(source):
-        return ""
-    if top.getnext() is None:  # no comment after the root: is `</html>` the text's end?
-        if _HTML_END.search(source, max(0, end - 64), end) is None:
-            return ""
-        node = top  # the last text in document order: its end is the text's
-        while len(node) and node[-1].tail is None:
-            node = node[-1]
-        last = node[-1].tail if len(node) else node.text
-        if last and "</html" in last.lower():
-            return ""
-    return source[end:]
 
 
 def _early_ends(source: str) -> str:
@@ -272,9 +251,7 @@ def parse_xml(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     if document:
         root: Any = parsed.getroottree()
         kind = "xml-document"
-        # only comments, processing instructions and spaces follow the root: the parser drops
-        # the spaces, and a text file's last newline was lost
-        trail = text[len(text.rstrip(_SPACES)) :]
+        trail = xml_trail(text)
     else:
         root, kind = parsed, "xml-fragment"
     extractor = Extractor(xml=True, ignore=set(ignore_tags), index={}, spaced="xml:space" in text)
@@ -308,34 +285,6 @@ def _extract(
         _raw=raw,
         _void_mark=void_mark,
         _trail=trail,
-    )
-
-
-def _copy(root: Any) -> Any:
-    """A deep copy of the parsed tree to rebuild in (a Markup may be rebuilt more than once).
-    lxml copies the comments and processing instructions after a document's root element in
-    reverse order: they are put back in the original's, matched by content."""
-    copied = copy.deepcopy(root)
-    if not isinstance(root, etree._ElementTree):
-        return copied
-    after = list(root.getroot().itersiblings())
-    if len(after) < 2:
-        return copied
-    left = list(copied.getroot().itersiblings())
-    at = copied.getroot()
-    for node in after:
-        same = next(c for c in left if _same_node(c, node))
-        left.remove(same)
-        at.addnext(same)
-        at = same
-    return copied
-
-
-def _same_node(a: Any, b: Any) -> bool:
-    return bool(
-        a.tag is b.tag
-        and a.text == b.text
-        and getattr(a, "target", None) == getattr(b, "target", None)
     )
 
 
