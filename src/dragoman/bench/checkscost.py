@@ -49,7 +49,7 @@ def start_servers(logs: Path) -> dict[str, Launched]:
     )
     try:
         off = launch_echo(logs, LANGUAGES, *common, "--max-admitted", "0")
-    except Exception:
+    except BaseException:  # Ctrl-C while the second starts too
         on.stop()
         raise
     return {"on": on, "off": off}

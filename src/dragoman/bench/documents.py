@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo
+from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo, start
 from dragoman.settings import BenchSettings
 
 ROUNDS = 3
@@ -129,7 +129,7 @@ async def run_documents_bench(s: BenchSettings, console: Console) -> dict[str, A
     logs.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"meta": host_meta(s), "overhead": _overhead()}
     console.log(f"overhead: {out['overhead']}")
-    echo: Launched = await asyncio.to_thread(launch_echo, logs, "en,fr", "--echo-delay", "0")
+    echo: Launched = await start(launch_echo, logs, "en,fr", "--echo-delay", "0")
     try:
         async with httpx.AsyncClient(base_url=echo.url, timeout=60) as c:
             out["cache"] = await _cache_hit(c)
@@ -137,7 +137,7 @@ async def run_documents_bench(s: BenchSettings, console: Console) -> dict[str, A
     finally:
         await asyncio.to_thread(echo.stop)
     flags = [*engine_flags(s), "--log-level", "warning"]  # the cache is off
-    server: Launched = await asyncio.to_thread(launch_dragoman, logs, *flags)
+    server: Launched = await start(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=600) as c:
             await _post(c, "Warm up the engine.")

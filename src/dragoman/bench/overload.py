@@ -24,7 +24,7 @@ from rich.console import Console
 
 from dragoman.bench import workloads
 from dragoman.bench.monitor import Monitor
-from dragoman.bench.servers import Launched, engine_flags, launch_dragoman
+from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, start
 from dragoman.bench.stats import percentile
 from dragoman.bench.workloads import Item
 from dragoman.settings import BenchSettings
@@ -246,7 +246,7 @@ async def run_overload_bench(s: BenchSettings, console: Console) -> dict[str, An
     items = list({(i.text, i.target): i for i in built}.values())
     # No translation cache: phases send the same texts again, and a hit is no engine work.
     flags = [*engine_flags(s), "--log-level", "warning"]  # the cache is off
-    server = await asyncio.to_thread(launch_dragoman, logs, *flags)
+    server = await start(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
             bound = int((await c.get("/ready")).json()["admission_limit"])

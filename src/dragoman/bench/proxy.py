@@ -17,6 +17,7 @@ from dragoman.bench.servers import (
     launch_dragoman,
     launch_echo,
     launch_router,
+    start,
 )
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
@@ -66,12 +67,12 @@ async def run_proxy_bench(s: BenchSettings, console: Console) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for backend in s.proxy_backends:
         if backend == "echo":
-            server = await asyncio.to_thread(launch_echo, logs, "en,fr,de,es,zh,ko")
+            server = await start(launch_echo, logs, "en,fr,de,es,zh,ko")
         else:
             flags = [*engine_flags(s), "--log-level", "warning"]
-            server = await asyncio.to_thread(launch_dragoman, logs, *flags)
+            server = await start(launch_dragoman, logs, *flags)
         try:
-            router = await asyncio.to_thread(
+            router = await start(
                 launch_router, logs, "--backend-urls", server.url, "--log-level", "warning"
             )
             try:

@@ -21,6 +21,7 @@ from dragoman.bench.servers import (
     launch_dragoman,
     launch_echo,
     launch_ray,
+    start,
 )
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
@@ -75,9 +76,9 @@ async def _echo(
     items = workloads.build(s.workload, s.workload_size, s.seed)
     # No sentence cache: every text reaches the (echo) engine on both paths.
     flags = ("--echo-delay", str(delay), "--cache-mib", "0")
-    direct = await asyncio.to_thread(launch_echo, logs, LANGUAGES, *flags)
+    direct = await start(launch_echo, logs, LANGUAGES, *flags)
     try:
-        ray = await asyncio.to_thread(
+        ray = await start(
             launch_ray,
             logs,
             *("--architecture", "echo", "--languages", LANGUAGES, "--log-level", "warning"),
@@ -125,13 +126,13 @@ async def _engine(
         arch = layout_architecture(s, layout)
         flags = [*engine_flags(s), "--log-level", "warning", "--architecture", arch]
         if arch not in directs:
-            direct = await asyncio.to_thread(launch_dragoman, logs, *flags)
+            direct = await start(launch_dragoman, logs, *flags)
             try:
                 directs[arch] = {c: await _level(direct.url, s, items, c) for c in s.concurrency}
             finally:
                 await asyncio.to_thread(direct.stop)
         layout_flags = ("--ray-layout", layout, "--ray-ingress", s.ray_ingress)
-        ray = await asyncio.to_thread(launch_ray, logs, *flags, *layout_flags, timeout=900)
+        ray = await start(launch_ray, logs, *flags, *layout_flags, timeout=900)
         try:
             for c in s.concurrency:
                 runs = {"direct": directs[arch][c], "ray": await _level(ray.url, s, items, c)}

@@ -16,7 +16,7 @@ from dragoman.bench import report, workloads
 from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
-from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve
+from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start, stop_all
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
 from dragoman.errors import ConfigError
@@ -98,31 +98,25 @@ class Bench:
         pb = PromptBuilder(tok, s.max_model_len, s.output_ratio, s.max_output_tokens)
         return lambda item: pb.build(item.text, item.source, item.target)[1]
 
-    def launch(self, name: str) -> tuple[Launched, Target]:
+    def _settings(self, name: str) -> tuple[str, BenchSettings]:
+        arch, _, model = name.partition("@")
+        return arch, self.s.model_copy(update={"model": model}) if model else self.s
+
+    def launch(self, name: str) -> Launched:
         """An architecture, or `<architecture>@<model>`: the same on another model (a quality
         tier beside the run's --model, so the two compare within one run)."""
         from dragoman.bench.servers import engine_flags
         from dragoman.engine.vllm_engine import loaded_model_path
 
-        arch, _, model = name.partition("@")
-        s = self.s.model_copy(update={"model": model}) if model else self.s
+        arch, s = self._settings(name)
         if arch == PEER:
             path = loaded_model_path(s)  # the same weights dragoman loads
-            server = launch_vllm_serve(self.logs, path, s)
-            target: Target = OpenAITarget(
-                server.url, s.model, self._budget(s), s.repetition_penalty
-            )
-            return server, target
+            return launch_vllm_serve(self.logs, path, s)
         if arch == "llama-server":
-            from dragoman.bench.llamacpp import LlamaServerTarget, launch_llama_server
+            from dragoman.bench.llamacpp import launch_llama_server
             from dragoman.models.prepare import gguf_path
 
-            gguf = gguf_path(s.model, s.data_dir)
-            server = launch_llama_server(self.logs, gguf, s)
-            target = LlamaServerTarget(
-                server.url, s.model, self._budget(s), s.repetition_penalty, s.max_model_len
-            )
-            return server, target
+            return launch_llama_server(self.logs, gguf_path(s.model, s.data_dir), s)
         mode, workers, changes = ARCHITECTURES[arch]
         flags = [
             *engine_flags(s.model_copy(update=changes)),
@@ -133,8 +127,20 @@ class Bench:
             "--log-level",
             "warning",
         ]
-        server = launch_dragoman(self.logs, *flags)
-        return server, DragomanTarget(server.url)
+        return launch_dragoman(self.logs, *flags)
+
+    def target(self, name: str, server: Launched) -> Target:
+        """How the load generator talks to the server `launch(name)` started."""
+        arch, s = self._settings(name)
+        if arch == PEER:
+            return OpenAITarget(server.url, s.model, self._budget(s), s.repetition_penalty)
+        if arch == "llama-server":
+            from dragoman.bench.llamacpp import LlamaServerTarget
+
+            return LlamaServerTarget(
+                server.url, s.model, self._budget(s), s.repetition_penalty, s.max_model_len
+            )
+        return DragomanTarget(server.url)
 
     async def run_level(
         self, target: Target, level: Level, pid: int | None, bar: Progress, task: Any
@@ -169,11 +175,13 @@ class Bench:
 
     async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
         task = bar.add_task(f"{arch}: starting", total=None)
-        server, target = await asyncio.to_thread(self.launch, arch)
-        if arch.partition("@")[0] not in PEERS:
-            announce(self.console, server.url, self.s.open_dashboard)
+        server = await start(self.launch, arch)
         runs = []
         try:
+            # The peers' token budgets load a tokenizer: in a thread, the server already owned.
+            target = await asyncio.to_thread(self.target, arch, server)
+            if arch.partition("@")[0] not in PEERS:
+                announce(self.console, server.url, self.s.open_dashboard)
             # Warm-up, not recorded: first-request costs are not the steady state.
             await closed_loop(target, self.items[-4:], 2, 4, 60)
             for level in self.levels:
@@ -302,7 +310,13 @@ def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Co
 
 
 def run_bench(s: BenchSettings) -> None:
-    console = Console(stderr=True)
+    try:
+        _run_bench(s, Console(stderr=True))
+    finally:
+        stop_all()  # whatever an interrupt left running, at any moment
+
+
+def _run_bench(s: BenchSettings, console: Console) -> None:
     if s.overload:
         from dragoman.bench import overload
 

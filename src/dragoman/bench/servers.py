@@ -3,19 +3,37 @@ architecture) or vLLM's own OpenAI-compatible server with the same model and set
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
+import functools
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec
 
 import httpx
 
 from dragoman.settings import EngineSettings
+
+P = ParamSpec("P")
+
+# Every server process this process started and has not stopped, by pid. Process-wide, as child
+# processes are: an interrupt can land between a launch and the `try` that would stop it, so
+# the command's edge calls stop_all() and no server (a real engine holds gigabytes) outlives it.
+_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_LIVE_LOCK = threading.Lock()
+# Set in the thread a start() runs a launch in: its caller has gone (cancelled), give up.
+_CALLER_GONE: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "dragoman_bench_caller_gone", default=None
+)
 
 
 def free_port() -> int:
@@ -38,16 +56,59 @@ class Launched:
         return self.process.pid
 
     def stop(self) -> None:
-        """SIGTERM for a graceful stop, then the whole process group: engine processes the
-        server spawned must not outlive it (they hold gigabytes)."""
-        self.process.terminate()
+        _stop(self.process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM for a graceful stop, then the whole process group: engine processes the server
+    spawned must not outlive it (they hold gigabytes). The group is killed even when a second
+    Ctrl-C cuts the graceful wait short."""
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
         try:
-            self.process.wait(timeout=60)
+            process.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            process.kill()
+            process.wait()
+    finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        with _LIVE_LOCK:
+            _LIVE.pop(process.pid, None)
+
+
+def stop_all() -> None:
+    """Stop every server this process started and has not stopped: all asked at once, so
+    their graceful stops overlap."""
+    with _LIVE_LOCK:
+        left = list(_LIVE.values())
+    for process in left:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+    for process in left:
+        _stop(process)
+
+
+async def start(launch: Callable[P, Launched], *args: P.args, **kwargs: P.kwargs) -> Launched:
+    """`launch(...)` in a thread, like asyncio.to_thread, but owned. A thread cannot be
+    cancelled: when the awaiting task is (Ctrl-C), the launch would go on, finish, and return
+    a server nobody stops. Here it is told its caller is gone, gives up at its next readiness
+    poll and stops its server; one it had just returned is stopped here."""
+    gone = threading.Event()
+    context = contextvars.copy_context()
+    context.run(_CALLER_GONE.set, gone)
+    call = functools.partial(context.run, launch, *args, **kwargs)
+    future = asyncio.get_running_loop().run_in_executor(None, call)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        gone.set()
+        with contextlib.suppress(Exception):
+            server = await future
+            await asyncio.to_thread(server.stop)
+        raise
 
 
 def engine_flags(s: EngineSettings) -> list[str]:
@@ -96,11 +157,28 @@ def engine_flags(s: EngineSettings) -> list[str]:
     return flags
 
 
+class CallerGone(Exception):
+    """The task that awaited this launch was cancelled (see start())."""
+
+
 def _wait(launched: Launched, ready_path: str, timeout: float, probe: bool) -> Launched:
+    """Wait until the server answers ready; on any failure or interrupt (KeyboardInterrupt
+    lands here while a server loads) the server is stopped before the error goes on."""
+    try:
+        return _poll_ready(launched, ready_path, timeout, probe)
+    except BaseException:
+        launched.stop()
+        raise
+
+
+def _poll_ready(launched: Launched, ready_path: str, timeout: float, probe: bool) -> Launched:
     started = time.monotonic()
     body = {"text": "Hello", "source_lang": "en", "target_lang": "fr"}
+    gone = _CALLER_GONE.get()
     with httpx.Client(base_url=launched.url, timeout=10) as client:
         while time.monotonic() - started < timeout:
+            if gone is not None and gone.is_set():
+                raise CallerGone(f"launch of {launched.url} abandoned")
             if launched.process.poll() is not None:
                 raise RuntimeError(f"server exited: {launched.log.read_text()[-3000:]}")
             try:
@@ -118,19 +196,23 @@ def _wait(launched: Launched, ready_path: str, timeout: float, probe: bool) -> L
                     ("/v1/translate", r.status_code, r.json()),
                 ]
             time.sleep(0.5)
-    launched.stop()
     raise RuntimeError(f"server not ready in {timeout} s: {launched.log.read_text()[-3000:]}")
 
 
 def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(
+        process = subprocess.Popen(
             cmd,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env or os.environ.copy(),
-            start_new_session=True,  # its own process group, so stop() can reap its children
+            # Its own process group, so stop() can reap its children. Out of the terminal's
+            # group, Ctrl-C does not reach it: the bench stops it (_wait, stop_all), gracefully.
+            start_new_session=True,
         )
+    with _LIVE_LOCK:
+        _LIVE[process.pid] = process
+    return process
 
 
 def _launch(
@@ -219,12 +301,18 @@ def launch_ray(log_dir: Path, *args: str, timeout: float = 300.0) -> Launched:
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
     started = time.monotonic()
     _wait(launched, "/ready", timeout, False)
-    # The ingress is ready before the model replicas are (its pairs answer 503 meanwhile);
-    # the app is up when `dragoman deploy ray` says so, after serve.run returned.
-    while "dragoman on Ray Serve:" not in log.read_text(errors="replace"):
-        if launched.process.poll() is not None or time.monotonic() - started > timeout:
-            launched.stop()
-            raise RuntimeError(f"Ray app not up in {timeout} s: {log.read_text()[-3000:]}")
-        time.sleep(0.5)
+    gone = _CALLER_GONE.get()
+    try:
+        # The ingress is ready before the model replicas are (its pairs answer 503 meanwhile);
+        # the app is up when `dragoman deploy ray` says so, after serve.run returned.
+        while "dragoman on Ray Serve:" not in log.read_text(errors="replace"):
+            if gone is not None and gone.is_set():
+                raise CallerGone(f"launch of {launched.url} abandoned")
+            if launched.process.poll() is not None or time.monotonic() - started > timeout:
+                raise RuntimeError(f"Ray app not up in {timeout} s: {log.read_text()[-3000:]}")
+            time.sleep(0.5)
+    except BaseException:
+        launched.stop()
+        raise
     launched.start_seconds = time.monotonic() - started
     return launched

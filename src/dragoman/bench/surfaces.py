@@ -21,7 +21,7 @@ import httpx
 from rich.console import Console
 
 from dragoman.bench import workloads
-from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo
+from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo, start
 from dragoman.settings import BenchSettings
 
 BATCH = 16
@@ -124,7 +124,7 @@ async def run_surfaces_bench(s: BenchSettings, console: Console) -> dict[str, An
     logs = s.out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"meta": host_meta(s)}
-    echo: Launched = await asyncio.to_thread(launch_echo, logs, "en,fr,de", "--echo-delay", "0")
+    echo: Launched = await start(launch_echo, logs, "en,fr,de", "--echo-delay", "0")
     try:
         async with httpx.AsyncClient(base_url=echo.url, timeout=60) as c:
             out["overhead"] = await _overhead(c)
@@ -132,7 +132,7 @@ async def run_surfaces_bench(s: BenchSettings, console: Console) -> dict[str, An
         await asyncio.to_thread(echo.stop)
     console.log(f"adapter overhead: {out['overhead']['added_p50_ms']}")
     flags = [*engine_flags(s), "--log-level", "warning"]
-    server: Launched = await asyncio.to_thread(launch_dragoman, logs, *flags)
+    server: Launched = await start(launch_dragoman, logs, *flags)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=600) as c:
             items = workloads.build("ui", 400, s.seed)

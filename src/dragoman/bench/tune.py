@@ -18,7 +18,7 @@ from rich.table import Table
 
 from dragoman.bench import workloads
 from dragoman.bench.loadgen import closed_loop
-from dragoman.bench.servers import engine_flags, launch_dragoman
+from dragoman.bench.servers import engine_flags, launch_dragoman, start, stop_all
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
 from dragoman.settings import TuneSettings
@@ -60,9 +60,7 @@ async def _measure(s: TuneSettings, engine: TuneSettings, items: list[Any]) -> l
     logs = s.out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     seqs, tokens = engine.max_num_seqs, engine.max_num_batched_tokens
-    server = await asyncio.to_thread(
-        launch_dragoman, logs, *engine_flags(engine), "--log-level", "warning"
-    )
+    server = await start(launch_dragoman, logs, *engine_flags(engine), "--log-level", "warning")
     rows = []
     try:
         target = DragomanTarget(server.url)
@@ -234,7 +232,10 @@ def run_tune(s: TuneSettings) -> None:
 
     console = Console(stderr=True)
     meta = host_meta(s)
-    rows, choice = asyncio.run(_sweep(s, console, gpu=not is_cpu_platform()))
+    try:
+        rows, choice = asyncio.run(_sweep(s, console, gpu=not is_cpu_platform()))
+    finally:
+        stop_all()  # whatever an interrupt left running
     choice.verdict = (choice.verdict + " recommended").strip()
     s.out.mkdir(parents=True, exist_ok=True)
     (s.out / "tune.json").write_text(

@@ -1,0 +1,154 @@
+"""Servers the bench starts never outlive an interrupt: real echo servers, launches cut short
+by Ctrl-C (SIGINT to a real `dragoman bench`) or by cancelling the task that awaits them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dragoman.bench.servers import launch_echo, start
+
+MARK = "DRAGOMAN_TEST_MARK"
+
+
+def marked(mark: str) -> list[int]:
+    """Pids of live processes whose environment carries the mark (ours and their children)."""
+    needle = f"{MARK}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition: object, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds} s: {what}")
+        time.sleep(0.05)
+
+
+def server_pids(mark: str, exclude: int | None = None) -> list[int]:
+    """Marked processes that are a `dragoman serve` or `route` (not the bench itself)."""
+    out = []
+    for pid in marked(mark):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if pid != exclude and (b"serve" in cmd or b"route" in cmd):
+            out.append(pid)
+    return out
+
+
+@pytest.fixture
+def mark(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh mark in this process's environment (launched servers inherit it); whatever
+    carries it is killed after the test, so a failure leaks nothing."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(MARK, value)
+    yield value
+    for pid in marked(value):
+        if pid != os.getpid():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def interrupt_while_starting(args: list[str], mark: str, tmp_path: Path) -> int:
+    """Run `python -m dragoman <args>`, SIGINT it as soon as a server of it exists, and return
+    its exit code once it has exited."""
+    with (tmp_path / "stderr.txt").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dragoman", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            preexec_fn=_sigint_default,
+        )
+    try:
+        wait_for(lambda: server_pids(mark, proc.pid), 120, "a server started")
+        proc.send_signal(signal.SIGINT)
+        return proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _sigint_default() -> None:
+    # A test runner started in the background has SIGINT ignored, and children inherit that;
+    # the child must get Ctrl-C as a user's terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_while_launching_stops_the_server(mark: str, tmp_path: Path) -> None:
+    # The bare launch, as the sync benches call it: the interrupt lands in its readiness wait.
+    code = (
+        "from pathlib import Path; from dragoman.bench.servers import launch_echo; "
+        f"launch_echo(Path({str(tmp_path)!r}), 'en,fr')"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stderr=subprocess.DEVNULL, preexec_fn=_sigint_default
+    )
+    try:
+        wait_for(lambda: server_pids(mark, proc.pid), 120, "the echo server started")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not marked(mark), 60, "no process of the launch left")
+
+
+def test_ctrl_c_in_checks_cost_while_starting_leaves_no_server(mark: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["bench", "--checks-cost", "--requests-per-level", "200", "--out", str(out)]
+    assert interrupt_while_starting(args, mark, tmp_path) == 130
+    wait_for(lambda: not marked(mark), 60, "no server of the bench left")
+
+
+def test_ctrl_c_in_proxy_bench_while_starting_leaves_no_server(mark: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["bench", "--proxy", "--proxy-backends", "echo", "--out", str(out)]
+    args += ["--concurrency", "1", "--requests-per-level", "20"]
+    assert interrupt_while_starting(args, mark, tmp_path) == 130
+    wait_for(lambda: not marked(mark), 60, "no server of the bench left")
+
+
+async def test_cancelled_start_stops_the_server(mark: str, tmp_path: Path) -> None:
+    # The thread goes on after the cancel; the server it was starting must still be stopped.
+    task = asyncio.create_task(start(launch_echo, tmp_path, "en,fr"))
+    deadline = time.monotonic() + 120
+    while not server_pids(mark, os.getpid()):
+        assert time.monotonic() < deadline, "the echo server did not start"
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    wait_for(lambda: not server_pids(mark, os.getpid()), 60, "no process of the launch left")
+
+
+async def test_start_returns_a_running_server(mark: str, tmp_path: Path) -> None:
+    server = await start(launch_echo, tmp_path, "en,fr")
+    try:
+        assert server.process.poll() is None
+    finally:
+        server.stop()
+    assert not server_pids(mark, os.getpid())
