@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from dragoman.bench._json import dumps
 
 
 def _fmt(v: Any, digits: int = 2) -> str:
@@ -183,6 +184,6 @@ def plots(results: dict[str, Any], out: Path) -> list[Path]:
 
 def write(results: dict[str, Any], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    (out / "results.json").write_text(dumps(results, indent=1, default=str))
     (out / "results.md").write_text(markdown(results))
     return [out / "results.json", out / "results.md", *plots(results, out)]

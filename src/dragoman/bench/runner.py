@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dragoman.bench import report, workloads
+from dragoman.bench._json import dumps
 from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
@@ -304,7 +304,7 @@ def _line(s: LevelSummary) -> str:
 
 def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Console) -> None:
     s.out.mkdir(parents=True, exist_ok=True)
-    (s.out / f"{name}.json").write_text(json.dumps(out, indent=1))
+    (s.out / f"{name}.json").write_text(dumps(out, indent=1))
     (s.out / f"{name}.md").write_text(md)
     console.print(md)
 

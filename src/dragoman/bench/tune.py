@@ -7,7 +7,6 @@ evidence and write them as a settings file `dragoman serve --config` loads."""
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dragoman.bench import workloads
+from dragoman.bench._json import dumps
 from dragoman.bench.loadgen import closed_loop
 from dragoman.bench.servers import engine_flags, launch_dragoman, start, stop_all
 from dragoman.bench.stats import summarise
@@ -239,7 +239,7 @@ def run_tune(s: TuneSettings) -> None:
     choice.verdict = (choice.verdict + " recommended").strip()
     s.out.mkdir(parents=True, exist_ok=True)
     (s.out / "tune.json").write_text(
-        json.dumps(
+        dumps(
             {"meta": meta, "rows": [asdict(r) for r in rows], "recommended": asdict(choice)},
             indent=1,
         )
