@@ -708,6 +708,13 @@ class BenchSettings(EngineSettings):
     """Open the dashboard (/dashboard) of each dragoman server under test in a browser; its
     address is printed either way."""
 
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        return value.rstrip("/") if value else value
+
 
 class TuneSettings(EngineSettings):
     workload: Literal["uniform", "variable", "ui"] = "variable"

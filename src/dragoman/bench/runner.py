@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -86,7 +87,6 @@ class Bench:
         ]
         self.out = s.out
         self.logs = self.out / "logs"
-        self.logs.mkdir(parents=True, exist_ok=True)
 
     def _budget(self, s: BenchSettings) -> Any:
         from transformers import AutoTokenizer
@@ -204,7 +204,9 @@ class Bench:
         return runs
 
     async def run(self) -> dict[str, Any]:
-        if not self.s.url:  # before the offline ceiling loads the model
+        if self.s.url:  # before the offline ceiling loads the model
+            await check_server(self.s.url)
+        else:
             unknown = [
                 a
                 for a in self.s.architectures
@@ -213,6 +215,7 @@ class Bench:
             if unknown:
                 known = ", ".join([*ARCHITECTURES, *PEERS])
                 raise ConfigError(f"unknown architectures {', '.join(unknown)}; known: {known}")
+        self.logs.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         results: dict[str, Any] = {
             "meta": {
@@ -254,14 +257,21 @@ class Bench:
             console=self.console,
         ) as bar:
             if self.s.url:
-                target = DragomanTarget(self.s.url.rstrip("/"))
+                target = DragomanTarget(self.s.url)
                 announce(self.console, target.url, self.s.open_dashboard)
                 task = bar.add_task("server", total=self.s.requests_per_level)
                 for level in self.levels:
+                    bar.update(
+                        task,
+                        description=f"server {level.label}",
+                        total=self.s.requests_per_level,
+                        completed=0,
+                    )
                     records, monitor = await self.run_level(
                         target, level, self.s.server_pid, bar, task
                     )
                     results["runs"].append(level_result("server", level, records, monitor))
+                    self.console.log(f"server {level.label}: " + _line(summarise(records)))
             else:
                 for arch in self.s.architectures:
                     results["runs"] += await self.run_arch(arch, bar)
@@ -270,6 +280,20 @@ class Bench:
 
         results["verdicts"] = verdicts(results, self.s.max_num_seqs)
         return results
+
+
+async def check_server(url: str) -> None:
+    """A --url that does not answer ready is refused up front: every level would be all
+    failures, and the run would still write its files and exit 0."""
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            r = await client.get(f"{url}/ready")
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+    if r.status_code != 200:
+        raise ConfigError(
+            f"{url}/ready answered {r.status_code}: not a dragoman server, or not ready"
+        )
 
 
 def level_result(
