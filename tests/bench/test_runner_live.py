@@ -57,3 +57,20 @@ def test_each_level_counts_its_own_requests(echo: Launched, tmp_path: Path) -> N
     assert [r["summary"]["ok"] for r in results["runs"]] == [5, 5, 5]
     # The progress bar starts again at each level: 5/5 at the end, not 15/5.
     assert "server c=2" in shown and " 5/5 " in shown and "15/5" not in shown
+
+
+def test_levels_send_texts_the_run_has_not_sent(echo: Launched, tmp_path: Path) -> None:
+    # The server's cache is on: a text sent again would come back from it, no engine work.
+    # A seed of its own: the other tests' runs sent their workloads to this server already.
+    results, shown = bench(
+        echo.url, tmp_path, concurrency=[1, 3, 2], requests_per_level=8, workload_size=40, seed=7
+    )
+    records = [r for run in results["runs"] for r in run["records"]]
+    assert sorted(r["index"] for r in records) == list(range(24))
+    assert all(r["success"] and r["input_tokens"] > 0 for r in records)
+    assert "warning" not in shown
+
+
+def test_a_run_longer_than_the_workload_is_warned_of(echo: Launched, tmp_path: Path) -> None:
+    _, shown = bench(echo.url, tmp_path, concurrency=[1, 1], requests_per_level=3, workload_size=4)
+    assert "warning: up to 6 requests, 4 distinct texts in the workload" in shown

@@ -67,6 +67,11 @@ async def _one(
     )
 
 
+def _from(items: Sequence[Item], first: int) -> Iterator[Item]:
+    """The items cycled without end, starting at the `first`-th."""
+    return itertools.islice(itertools.cycle(items), first % len(items) if items else 0, None)
+
+
 async def closed_loop(
     target: Target,
     items: Sequence[Item],
@@ -74,9 +79,12 @@ async def closed_loop(
     max_requests: int,
     max_seconds: float,
     on_record: Callable[[Record], None] | None = None,
+    first: int = 0,
 ) -> list[Record]:
-    """`concurrency` clients, each sending its next request as soon as the last is answered."""
-    source: Iterator[tuple[int, Item]] = enumerate(itertools.cycle(items))
+    """`concurrency` clients, each sending its next request as soon as the last is answered.
+    Items are taken in order from the `first`-th on (cycled); a record's index is its place
+    in that sequence."""
+    source: Iterator[tuple[int, Item]] = enumerate(_from(items, first), first)
     records: list[Record] = []
     t0 = time.perf_counter()
     deadline = t0 + max_seconds
@@ -107,8 +115,10 @@ async def open_loop(
     max_seconds: float,
     seed: int = 0,
     on_record: Callable[[Record], None] | None = None,
+    first: int = 0,
 ) -> list[Record]:
-    """Poisson arrivals at `rate` requests/s, whatever the server's pace (as real users come)."""
+    """Poisson arrivals at `rate` requests/s, whatever the server's pace (as real users come);
+    items from the `first`-th on, as closed_loop takes them."""
     rng = random.Random(seed)
     records: list[Record] = []
     t0 = time.perf_counter()
@@ -122,7 +132,8 @@ async def open_loop(
 
     async with client_for(min(max_requests, 256)) as client:
         next_at = 0.0
-        for index, item in zip(range(max_requests), itertools.cycle(items), strict=False):
+        sequence = zip(range(first, first + max_requests), _from(items, first), strict=False)
+        for index, item in sequence:
             next_at += rng.expovariate(rate)
             if next_at > max_seconds:
                 break

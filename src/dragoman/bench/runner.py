@@ -143,7 +143,13 @@ class Bench:
         return DragomanTarget(server.url)
 
     async def run_level(
-        self, target: Target, level: Level, pid: int | None, bar: Progress, task: Any
+        self,
+        target: Target,
+        level: Level,
+        pid: int | None,
+        bar: Progress,
+        task: Any,
+        first: int = 0,
     ) -> tuple[list[Record], Monitor]:
         def tick(_: Record) -> None:
             bar.advance(task)
@@ -158,6 +164,7 @@ class Bench:
                     self.s.requests_per_level,
                     self.s.seconds_per_level,
                     tick,
+                    first,
                 )
             else:
                 records = await open_loop(
@@ -168,6 +175,7 @@ class Bench:
                     self.s.seconds_per_level,
                     self.s.seed,
                     tick,
+                    first,
                 )
         finally:
             monitor.stop()
@@ -202,6 +210,16 @@ class Bench:
             await asyncio.to_thread(server.stop)
             bar.update(task, description=f"{arch}: done")
         return runs
+
+    def _warn_repeats(self) -> None:
+        most = len(self.levels) * self.s.requests_per_level
+        if most > len(self.items):
+            self.console.log(
+                f"[bold red]warning:[/] up to {most} requests, {len(self.items)} distinct texts "
+                f"in the workload: from request {len(self.items) + 1} on, texts repeat and a "
+                "server with its translation cache on answers them from it. Raise "
+                "--workload-size, or run the server with --cache-mib 0."
+            )
 
     async def run(self) -> dict[str, Any]:
         if self.s.url:  # before the offline ceiling loads the model
@@ -259,7 +277,9 @@ class Bench:
             if self.s.url:
                 target = DragomanTarget(self.s.url)
                 announce(self.console, target.url, self.s.open_dashboard)
+                self._warn_repeats()
                 task = bar.add_task("server", total=self.s.requests_per_level)
+                sent = 0
                 for level in self.levels:
                     bar.update(
                         task,
@@ -267,9 +287,12 @@ class Bench:
                         total=self.s.requests_per_level,
                         completed=0,
                     )
+                    # Levels go on through the workload where the last stopped: the server's
+                    # cache (on, unlike the servers the bench starts) has not seen these texts.
                     records, monitor = await self.run_level(
-                        target, level, self.s.server_pid, bar, task
+                        target, level, self.s.server_pid, bar, task, first=sent
                     )
+                    sent += len(records)
                     results["runs"].append(level_result("server", level, records, monitor))
                     self.console.log(f"server {level.label}: " + _line(summarise(records)))
             else:
