@@ -95,7 +95,7 @@ def cmd_model_list(args: list[str]) -> None:
 
 
 def cmd_bench(args: list[str]) -> None:
-    from dragoman.bench.runner import run_bench
+    from dragoman.bench.command import run_bench
     from dragoman.settings import BenchSettings
 
     run_bench(parse(BenchSettings, args, "dragoman bench"))

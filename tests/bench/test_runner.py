@@ -11,9 +11,10 @@ import pytest
 from rich.console import Console
 
 from dragoman.bench import report
+from dragoman.bench.command import _save
 from dragoman.bench.loadgen import Record
 from dragoman.bench.monitor import Monitor
-from dragoman.bench.runner import Level, _save, level_result
+from dragoman.bench.runner import Level, level_result
 from dragoman.cli import main
 from dragoman.plan.figures import figures_from
 from dragoman.settings import BenchSettings
@@ -63,7 +64,7 @@ def test_a_level_without_answers_or_samples_is_written_as_null(tmp_path: Path) -
 
 
 def test_other_bench_files_are_strict_json(tmp_path: Path) -> None:
-    # --proxy, --ray, --checks-cost ... (runner._save): a ratio of nothing is null too.
+    # --proxy, --ray, --checks-cost ... (command._save): a ratio of nothing is null too.
     s = BenchSettings(out=tmp_path)
     _save(s, "proxy", {"rows": [{"throughput_ratio": float("nan")}]}, "md", Console(quiet=True))
     assert _strict((tmp_path / "proxy.json").read_text()) == {"rows": [{"throughput_ratio": None}]}

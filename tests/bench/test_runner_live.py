@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,3 +79,46 @@ def test_levels_send_texts_the_run_has_not_sent(echo: Launched, tmp_path: Path) 
 def test_a_run_longer_than_the_workload_is_warned_of(echo: Launched, tmp_path: Path) -> None:
     _, shown = bench(echo.url, tmp_path, concurrency=[1, 1], requests_per_level=3, workload_size=4)
     assert "warning: up to 6 requests, 4 distinct texts in the workload" in shown
+
+
+def _sigint_default() -> None:
+    # A test runner started in the background has SIGINT ignored, and children inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path) -> None:
+    # 0.05 s a text: the two levels at one client take at least 3.2 s each, so the Ctrl-C
+    # sent once the first level is logged lands in a later one, whatever the host's pace.
+    server = launch_echo(tmp_path, LANGUAGES, "--echo-delay", "0.05")
+    out, err = tmp_path / "out", tmp_path / "stderr.txt"
+    args = ["--url", server.url, "--no-offline", "--out", str(out)]
+    args += ["--concurrency", "16,1,1", "--requests-per-level", "64"]
+    try:
+        with err.open("wb") as sink:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dragoman", "bench", *args],
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+                preexec_fn=_sigint_default,
+            )
+        try:
+            deadline = time.monotonic() + 120
+            while "server c=16:" not in err.read_text(errors="replace"):
+                assert proc.poll() is None, err.read_text()
+                assert time.monotonic() < deadline, "the first level did not finish"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=120) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    finally:
+        server.stop()
+    results = json.loads((out / "results.json").read_text())
+    assert 1 <= len(results["runs"]) < 3
+    assert all(run["summary"]["requests"] == 64 for run in results["runs"])
+    assert results["meta"]["interrupted"] is True
+    done = len(results["runs"])
+    levels = "level" if done == 1 else "levels"
+    assert f"interrupted: wrote the {done} {levels} that finished to {out}" in err.read_text()

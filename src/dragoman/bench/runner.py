@@ -12,12 +12,11 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dragoman.bench import report, workloads
-from dragoman.bench._json import dumps
+from dragoman.bench import workloads
 from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
-from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start, stop_all
+from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
 from dragoman.errors import ConfigError
@@ -181,10 +180,11 @@ class Bench:
             monitor.stop()
         return records, monitor
 
-    async def run_arch(self, arch: str, bar: Progress) -> list[dict[str, Any]]:
+    async def run_arch(self, arch: str, bar: Progress, runs: list[dict[str, Any]]) -> None:
+        """Start the architecture, run every level on it (each appended to `runs` as it
+        finishes), stop it."""
         task = bar.add_task(f"{arch}: starting", total=None)
         server = await start(self.launch, arch)
-        runs = []
         try:
             # The peers' token budgets load a tokenizer: in a thread, the server already owned.
             target = await asyncio.to_thread(self.target, arch, server)
@@ -209,7 +209,6 @@ class Bench:
         finally:
             await asyncio.to_thread(server.stop)
             bar.update(task, description=f"{arch}: done")
-        return runs
 
     def _warn_repeats(self) -> None:
         most = len(self.levels) * self.s.requests_per_level
@@ -274,35 +273,42 @@ class Bench:
             TimeElapsedColumn(),
             console=self.console,
         ) as bar:
-            if self.s.url:
-                target = DragomanTarget(self.s.url)
-                announce(self.console, target.url, self.s.open_dashboard)
-                self._warn_repeats()
-                task = bar.add_task("server", total=self.s.requests_per_level)
-                sent = 0
-                for level in self.levels:
-                    bar.update(
-                        task,
-                        description=f"server {level.label}",
-                        total=self.s.requests_per_level,
-                        completed=0,
-                    )
-                    # Levels go on through the workload where the last stopped: the server's
-                    # cache (on, unlike the servers the bench starts) has not seen these texts.
-                    records, monitor = await self.run_level(
-                        target, level, self.s.server_pid, bar, task, first=sent
-                    )
-                    sent += len(records)
-                    results["runs"].append(level_result("server", level, records, monitor))
-                    self.console.log(f"server {level.label}: " + _line(summarise(records)))
-            else:
-                for arch in self.s.architectures:
-                    results["runs"] += await self.run_arch(arch, bar)
+            try:
+                await self._levels(results["runs"], bar)
+            except asyncio.CancelledError:  # Ctrl-C: the levels that finished are kept
+                results["meta"]["interrupted"] = True
         results["meta"]["elapsed_s"] = time.monotonic() - started
         from dragoman.bench.verdicts import verdicts
 
         results["verdicts"] = verdicts(results, self.s.max_num_seqs)
         return results
+
+    async def _levels(self, runs: list[dict[str, Any]], bar: Progress) -> None:
+        """Every level of the run, each appended to `runs` as it finishes."""
+        if self.s.url:
+            target = DragomanTarget(self.s.url)
+            announce(self.console, target.url, self.s.open_dashboard)
+            self._warn_repeats()
+            task = bar.add_task("server", total=self.s.requests_per_level)
+            sent = 0
+            for level in self.levels:
+                bar.update(
+                    task,
+                    description=f"server {level.label}",
+                    total=self.s.requests_per_level,
+                    completed=0,
+                )
+                # Levels go on through the workload where the last stopped: the server's
+                # cache (on, unlike the servers the bench starts) has not seen these texts.
+                records, monitor = await self.run_level(
+                    target, level, self.s.server_pid, bar, task, first=sent
+                )
+                sent += len(records)
+                runs.append(level_result("server", level, records, monitor))
+                self.console.log(f"server {level.label}: " + _line(summarise(records)))
+        else:
+            for arch in self.s.architectures:
+                await self.run_arch(arch, bar, runs)
 
 
 async def check_server(url: str) -> None:
@@ -347,73 +353,3 @@ def _line(s: LevelSummary) -> str:
         f"{s.rps:.2f} req/s, {s.output_tokens_per_s:.0f} tok/s, p50 {s.latency_p50_s:.2f} s, "
         f"p99 {s.latency_p99_s:.2f} s, errors {s.errors}"
     )
-
-
-def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Console) -> None:
-    s.out.mkdir(parents=True, exist_ok=True)
-    (s.out / f"{name}.json").write_text(dumps(out, indent=1))
-    (s.out / f"{name}.md").write_text(md)
-    console.print(md)
-
-
-def run_bench(s: BenchSettings) -> None:
-    try:
-        _run_bench(s, Console(stderr=True))
-    finally:
-        stop_all()  # whatever an interrupt left running, at any moment
-
-
-def _run_bench(s: BenchSettings, console: Console) -> None:
-    if s.overload:
-        from dragoman.bench import overload
-
-        out = overload.run_overload(s, console)
-        _save(s, "overload", out, overload.markdown(out), console)
-        return
-    if s.checks_cost:
-        from dragoman.bench import checkscost
-
-        out = checkscost.run_checks_cost(s, console)
-        _save(s, "checks", out, checkscost.markdown(out), console)
-        return
-    if s.soak:
-        from dragoman.bench import soak
-
-        out = soak.run_soak(s, console)
-        _save(s, "soak", out, soak.markdown(out), console)
-        return
-    if s.guard_cost:
-        from dragoman.bench import guardcost
-
-        out = guardcost.run_guard_cost(s, console)
-        _save(s, "guard", out, guardcost.markdown(out), console)
-        return
-    if s.documents:
-        from dragoman.bench import documents
-
-        out = asyncio.run(documents.run_documents_bench(s, console))
-        _save(s, "documents", out, documents.markdown(out), console)
-        return
-    if s.surfaces:
-        from dragoman.bench import surfaces
-
-        out = asyncio.run(surfaces.run_surfaces_bench(s, console))
-        _save(s, "surfaces", out, surfaces.markdown(out), console)
-        return
-    if s.ray:
-        from dragoman.bench import rayserve
-
-        out = asyncio.run(rayserve.run_ray_bench(s, console))
-        _save(s, "ray", out, rayserve.markdown(out, s), console)
-        return
-    if s.proxy:
-        from dragoman.bench import proxy
-
-        out = asyncio.run(proxy.run_proxy_bench(s, console))
-        _save(s, "proxy", out, proxy.markdown(out, s), console)
-        return
-    results = asyncio.run(Bench(s, console).run())
-    paths = report.write(results, s.out)
-    console.print(report.markdown(results))
-    for p in paths:
-        console.print(f"wrote {p}")
