@@ -43,7 +43,7 @@ def bench(url: str, out: Path, **settings: Any) -> tuple[dict[str, Any], str]:
     ("url", "message"),
     [
         ("http://127.0.0.1:1", "dragoman: error: cannot reach http://127.0.0.1:1: "),
-        ("127.0.0.1:1", "dragoman: invalid settings: --url: '127.0.0.1:1' must start with http"),
+        ("127.0.0.1:1", "dragoman: invalid settings: url: '127.0.0.1:1' must start with http"),
     ],
 )
 def test_a_url_that_is_not_a_server_fails_up_front(
