@@ -40,19 +40,19 @@ def bench(url: str, out: Path, **settings: Any) -> tuple[dict[str, Any], str]:
 
 
 @pytest.mark.parametrize(
-    ("url", "message"),
-    [
-        ("http://127.0.0.1:1", "dragoman: error: cannot reach http://127.0.0.1:1: "),
-        ("127.0.0.1:1", "dragoman: invalid settings: url: '127.0.0.1:1' must start with http"),
+    ("url", "message", "status"),
+    [  # a server down is the work failing (1); a malformed URL is wrong input (2)
+        ("http://127.0.0.1:1", "dragoman: error: cannot reach http://127.0.0.1:1: ", 1),
+        ("127.0.0.1:1", "dragoman: invalid settings: url: '127.0.0.1:1' must start with http", 2),
     ],
 )
 def test_a_url_that_is_not_a_server_fails_up_front(
-    url: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    url: str, message: str, status: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
     code = main(["bench", "--url", url, "--no-offline", "--out", str(out)])
     err = capsys.readouterr().err
-    assert code in (1, 2)
+    assert code == status
     assert err.startswith(message) and err.count("\n") == 1
     assert not out.exists()  # nothing run, nothing written
 

@@ -19,7 +19,7 @@ from dragoman.bench.monitor import Monitor, tree_memory
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
-from dragoman.errors import ConfigError
+from dragoman.errors import ConfigError, Unreachable
 from dragoman.settings import BenchSettings, EngineSettings
 
 # name -> (dragoman --architecture, --workers, settings changed from the run's own). The
@@ -318,9 +318,9 @@ async def check_server(url: str) -> None:
         async with httpx.AsyncClient(timeout=10) as client:
             r = await client.get(f"{url}/ready")
     except httpx.HTTPError as exc:
-        raise ConfigError(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+        raise Unreachable(f"cannot reach {url}: {str(exc) or type(exc).__name__}") from None
     if r.status_code != 200:
-        raise ConfigError(
+        raise Unreachable(
             f"{url}/ready answered {r.status_code}: not a dragoman server, or not ready"
         )
 

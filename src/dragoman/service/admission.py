@@ -33,6 +33,8 @@ from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded, ShutDown
 # Retry-After stays within these: at least a second (the header's unit), at most a minute
 # (clients such as openai's cap their wait there anyway; a longer guess is mostly noise).
 MIN_RETRY, MAX_RETRY = 1, 60
+# Completions this close after a full spell ended came in the engine step that ended it.
+SAME_STEP = 0.01
 # A draining server is going away: behind a balancer a retry soon reaches another server.
 DRAIN_RETRY = 5
 
@@ -125,6 +127,7 @@ class Admission:
         self._spells: deque[tuple[float, int]] = deque()
         self._spell_seconds = 0.0
         self._spell_done = 0
+        self._spell_end = 0.0  # when the last spell ended
         self._idle = asyncio.Event()
         self._idle.set()
         self._tickets: set[Ticket] = set()  # those holding places
@@ -169,6 +172,7 @@ class Admission:
         self._spell_seconds += now - self._full_since
         self._spell_done += self._full_done
         self._full_since = None
+        self._spell_end = now
         # keep the last `window` seconds of spells (the newest whatever its length)
         while len(self._spells) > 1 and self._spell_seconds - self._spells[0][0] >= self.window:
             seconds, done = self._spells.popleft()
@@ -246,6 +250,12 @@ class Admission:
             self._busy_done += n
             if self._full_since is not None:
                 self._full_done += n
+            elif self._spells and now - self._spell_end <= SAME_STEP:
+                # finished in the engine step that ended the spell: the full engine's work
+                # (a spell that ended at its first of four lost three of every four)
+                seconds, done = self._spells[-1]
+                self._spells[-1] = (seconds, done + n)
+                self._spell_done += n
         if self._full_since is not None and self.in_flight < self._full_at:
             self._end_spell(now)
         if self.in_flight == 0:

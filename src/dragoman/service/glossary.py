@@ -7,6 +7,7 @@ in a directory: they outlive a restart, and servers given the same directory sha
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import csv
 import datetime as dt
@@ -26,7 +27,7 @@ from pathlib import Path
 import ahocorasick
 
 from dragoman.engine.protocol import Terms
-from dragoman.errors import ConfigError, DragomanError, InvalidRequest
+from dragoman.errors import DragomanError, InvalidRequest
 from dragoman.text.markup.markers import without_markers
 
 MAX_ENTRIES = 5000
@@ -64,7 +65,9 @@ def holds(text: str, term: str) -> bool:
     )
 
 
-_WORD = re.compile(r"\w")
+# A combining mark is part of its word: "İ" lowers to "i" and a combining dot, which must not
+# make "PHONE" in "İPHONE" a word of its own.
+_WORD = re.compile(r"[\w\u0300-\u036f]")
 
 
 class TermIndex:
@@ -87,14 +90,15 @@ class TermIndex:
         self._automaton.make_automaton()
 
     @classmethod
-    @lru_cache(maxsize=32)
     def of(cls, glossary: Terms) -> TermIndex:
         """The index of `glossary`, built once for the glossaries in use (ask once a request:
         hashing a large glossary costs tens of microseconds)."""
-        return cls(glossary)
+        return _INDEXES.get(glossary) or _keep(cls(glossary))
 
     def held(self, text: str) -> Terms:
         """The pairs whose source term `text` holds, in the glossary's order."""
+        if not self.glossary:
+            return ()
         low, hits = text.lower(), set()
         for end, (n, anywhere, pairs) in self._automaton.iter(low):
             start = end - n + 1
@@ -104,6 +108,32 @@ class TermIndex:
             ):
                 hits.update(pairs)
         return tuple(self.glossary[i] for i in sorted(hits))
+
+
+# Indexes of the glossaries in use, the least recently asked dropped first past a bound in
+# terms (5,000 long terms take ~50 MB indexed), not in glossaries.
+_INDEXES: dict[Terms, TermIndex] = {}
+MAX_INDEXED_TERMS = 50_000
+BUILT_OFF_LOOP = 1_000
+"""Terms from which an index is built in a thread: 5,000 long terms take half a second."""
+
+
+def _keep(index: TermIndex) -> TermIndex:
+    _INDEXES[index.glossary] = index
+    total = sum(map(len, _INDEXES))
+    while total > MAX_INDEXED_TERMS and len(_INDEXES) > 1:
+        oldest = next(iter(_INDEXES))
+        total -= len(oldest)
+        del _INDEXES[oldest]
+    return index
+
+
+async def index_of(glossary: Terms) -> TermIndex:
+    """`TermIndex.of` for a request: a large glossary's index is built off the event loop."""
+    index = _INDEXES.pop(glossary, None)  # asked again: the most recent
+    if index is None and len(glossary) >= BUILT_OFF_LOOP:
+        index = await asyncio.to_thread(TermIndex, glossary)
+    return _keep(index or TermIndex(glossary))
 
 
 def terms_in(text: str, index: TermIndex | None) -> Terms:
@@ -227,14 +257,21 @@ class GlossaryStore:
         self._dir = directory
         self._loaded: dict[str, Glossary] = {}
         self._unreadable: set[str] = set()  # files already reported
-        if directory is not None:
-            try:
-                directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            except OSError as exc:
-                raise ConfigError(f"glossary directory {directory}: {exc.strerror}") from None
-        self.store_id = self._identity()
-        """Names the directory (a servers sharing one report the same: `dragoman route`
-        passes glossary requests only to a fleet that shares its glossaries); None in memory."""
+        try:
+            self.store_id = self._identity()
+            """Names the directory (servers sharing one report the same: `dragoman route`
+            passes glossary requests only to a fleet that shares its glossaries); None in
+            memory."""
+        except OSError as exc:
+            # A read-only data directory (weights prepared on a read-only volume) must not
+            # stop a server that may never store a glossary: they are kept in memory instead.
+            log.warning(
+                "glossary directory %s cannot be used (%s): stored glossaries are kept in "
+                "memory, lost at a restart (set --glossary-dir)",
+                directory,
+                exc.strerror or exc,
+            )
+            self._dir, self.store_id = None, None
 
     def create(
         self, name: str, source: str, target: str, entries: Terms, owner: str | None = None
@@ -280,17 +317,17 @@ class GlossaryStore:
     # -- the directory -------------------------------------------------------------------
 
     def _identity(self) -> str | None:
-        """The directory's id: made by the first server to use it, read by the others."""
+        """The directory's id: made by the first server to use it, read by the others (a
+        copy of the directory keeps it: delete `.store-id` in a copy that is not shared)."""
         if self._dir is None:
             return None
+        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._dir / ".store-id"
-        try:
-            with self._editing():
-                if not path.exists():
-                    path.write_text(str(uuid.uuid4()), encoding="ascii")
-                return path.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError, GlossaryStoreFailed) as exc:
-            raise ConfigError(f"glossary directory {self._dir}: {exc}") from None
+        with open(self._dir / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.exists():
+                path.write_text(str(uuid.uuid4()), encoding="ascii")
+            return path.read_text(encoding="ascii", errors="replace").strip()
 
     def _path(self, glossary_id: str) -> Path:
         assert self._dir is not None
@@ -315,17 +352,24 @@ class GlossaryStore:
     def _all(self) -> list[Glossary]:
         if self._dir is None:
             return list(self._loaded.values())
-        found = [self._find(p.stem) for p in self._dir.glob("*.json")]
+        present = {p.stem for p in self._dir.glob("*.json")}
+        for gone in self._loaded.keys() - present:  # deleted by another server
+            del self._loaded[gone]
+        self._unreadable &= {f"{stem}.json" for stem in present}
+        found = [self._find(stem) for stem in present]
         return [g for g in found if g is not None]
 
     def _read(self, path: Path) -> Glossary | None:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             g = Glossary(**{**raw, "entries": tuple((s, t) for s, t in raw["entries"])})
-            if g.glossary_id != path.stem or not all(
-                isinstance(v, str) for v in (g.name, g.source_lang, g.target_lang)
-            ):
+            texts = (g.glossary_id, g.name, g.source_lang, g.target_lang, g.creation_time)
+            if g.glossary_id != path.stem or not all(isinstance(v, str) for v in texts):
                 raise ValueError("not this file's glossary")
+            if not (g.owner is None or isinstance(g.owner, str)) or not all(
+                isinstance(v, str) for pair in g.entries for v in pair
+            ):
+                raise ValueError("its owner or entries are not text")  # edited by hand
             return g
         except FileNotFoundError:
             return None

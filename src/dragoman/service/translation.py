@@ -45,7 +45,7 @@ from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, Sizes, TextOptions, parse, plan
-from dragoman.service.glossary import TermIndex, missed, terms_in
+from dragoman.service.glossary import index_of, missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.validate import Validator, rank
@@ -209,7 +209,7 @@ class TranslationService:
         # Which units need the engine, decided once (a regex pass per unit).
         engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
         glossary = options.glossary
-        terms = TermIndex.of(glossary) if glossary else None
+        terms = await index_of(glossary) if glossary else None
         mode = options.context or self.settings.sentence_context
         jobs = [
             (

@@ -62,8 +62,8 @@ async def test_retry_after_comes_from_the_drain_rate(serve, fake: FakeTranslator
         fake.gate = asyncio.Event()
         held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(4)]
         await wait_for(lambda: fake.running == 4)  # the server is full
-        clock.now += 2
-        fake.gate.set()  # one text finishes in the full engine in 2 s: 0.5 a second
+        clock.now += 8
+        fake.gate.set()  # the four finish together in the full engine in 8 s: 0.5 a second
         assert [r.status_code for r in await asyncio.gather(*held)] == [200] * 4
         fake.gate = asyncio.Event()
         held = [asyncio.create_task(c.post("/v1/translate", json=body(f"u{i}"))) for i in range(4)]

@@ -337,3 +337,16 @@ def test_a_ticket_aborted_between_two_waits_says_so_at_the_next() -> None:
     a.abort()  # nobody waiting on it right now
     with pytest.raises(ShutDown):
         t.check_aborted()
+
+
+def test_texts_finishing_in_the_step_that_ends_a_full_spell_count_toward_it() -> None:
+    """Four texts at once, all four done in one engine step each second: 4 a second, not the
+    one that took the engine below full (the next 8 refused were told 1..8 s, not 1..2)."""
+    clock = Clock()
+    a = Admission(limit=4, capacity=4, clock=clock)
+    for _ in range(3):
+        tickets = [a.admit(1) for _ in range(4)]
+        clock.now += 1
+        for t in tickets:
+            t.done_one()
+    assert a.drain_rate() == pytest.approx(4.0)

@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dragoman.errors import ConfigError, InvalidRequest
+import dragoman.service.glossary as glossary_module
+from dragoman.errors import InvalidRequest
 from dragoman.service.glossary import (
+    BUILT_OFF_LOOP,
     MAX_ENTRIES_CHARS,
     MAX_GLOSSARIES,
     MAX_LINES,
@@ -17,6 +21,7 @@ from dragoman.service.glossary import (
     GlossaryStoreFailed,
     TermIndex,
     holds,
+    index_of,
     missed,
     parse_entries,
     terms_in,
@@ -74,6 +79,39 @@ def test_a_large_glossary_is_one_pass_not_a_search_per_term() -> None:
         ("term4999", "terme4999"),
     )
     assert missed(["Use term42."], ["Utilisez terme42."], index) == []
+
+
+def test_a_combining_mark_is_part_of_its_word() -> None:
+    index = TermIndex.of((("phone", "téléphone"),))
+    assert terms_in("İPHONE kılıfı", index) == ()  # "İ" lowers to "i" and a combining dot
+    assert terms_in("my phone", index) == (("phone", "téléphone"),)
+    assert TermIndex(()).held("anything") == ()
+
+
+async def test_indexes_are_kept_within_a_bound_in_terms_and_large_ones_built_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built_in: list[str] = []
+    real_init = TermIndex.__init__
+
+    def init(self: TermIndex, glossary: tuple[tuple[str, str], ...]) -> None:
+        built_in.append(threading.current_thread().name)
+        real_init(self, glossary)
+
+    monkeypatch.setattr(TermIndex, "__init__", init)
+    monkeypatch.setattr(glossary_module, "_INDEXES", {})
+    monkeypatch.setattr(glossary_module, "MAX_INDEXED_TERMS", 5 * BUILT_OFF_LOOP)
+    big = [tuple((f"t{k}-{i}", "x") for i in range(BUILT_OFF_LOOP)) for k in range(8)]
+    first = await index_of(big[0])
+    assert await index_of(big[0]) is first  # built once
+    assert built_in == [built_in[0]] and built_in[0] != threading.current_thread().name
+    for g in big[1:]:
+        await index_of(g)
+    indexed = sum(map(len, glossary_module._INDEXES))
+    assert indexed <= 5 * BUILT_OFF_LOOP and big[-1] in glossary_module._INDEXES
+    assert big[0] not in glossary_module._INDEXES  # the least recently asked went first
+    await index_of((("small", "petit"),))
+    assert built_in[-1] == threading.current_thread().name  # a small one: no thread
 
 
 def test_entries_tsv_csv_and_limits() -> None:
@@ -173,5 +211,34 @@ def test_a_directory_that_cannot_be_written_is_a_clear_error_not_a_crash(tmp_pat
     with pytest.raises(GlossaryStoreFailed) as exc:
         store.create("ui", "en", "fr", ENTRIES)
     assert exc.value.status_code == 503
-    with pytest.raises(ConfigError, match="glossary directory"):
-        GlossaryStore(tmp_path / "g" / "below")
+
+
+def test_a_directory_that_cannot_be_made_keeps_glossaries_in_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A read-only data directory must not stop a server that may never store one."""
+    (tmp_path / "g").write_text("a file where the directory would be")
+    store = GlossaryStore(tmp_path / "g" / "below")
+    assert store.store_id is None and "kept in memory" in caplog.text
+    g = store.create("ui", "en", "fr", ENTRIES)
+    assert store.get(g.glossary_id) == g
+
+
+def test_what_another_server_deleted_is_forgotten_here_too(tmp_path: Path) -> None:
+    a, b = GlossaryStore(tmp_path), GlossaryStore(tmp_path)
+    for _ in range(20):
+        g = a.create("ui", "en", "fr", ENTRIES)
+        assert b.owned(None) == [g]  # b reads it
+        a.delete(g.glossary_id)
+    assert b.owned(None) == []
+    assert b._loaded == {}  # not kept for good, 5,000 terms each at most
+
+
+def test_a_file_edited_by_hand_into_other_types_is_left_out(tmp_path: Path) -> None:
+    store = GlossaryStore(tmp_path)
+    g = store.create("ui", "en", "fr", ENTRIES)
+    path = tmp_path / f"{g.glossary_id}.json"
+    for change in ({"entries": [[1, "x"]]}, {"creation_time": 5}, {"owner": ["k"]}):
+        raw = {**json.loads(path.read_text()), **change}
+        path.write_text(json.dumps(raw))
+        assert GlossaryStore(tmp_path).owned(None) == []

@@ -1,4 +1,5 @@
-"""DeepL's v2 glossary endpoints over the server's glossary store (in memory, per server; a
+"""DeepL's v2 glossary endpoints over the server's glossary store (files another server may be
+writing: each call runs off the event loop, which a lock or fsync would otherwise hold; a
 key's glossaries are its own):
 create (JSON or form; entries as TSV or CSV), list, get, entries (TSV), delete, and the
 supported language pairs. A translation names one with `glossary_id` (with `source_lang`, as
@@ -6,6 +7,7 @@ DeepL requires)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -85,29 +87,32 @@ async def create(
     if source == target:
         raise InvalidRequest("Unsupported glossary source and target language pair.")
     entries = parse_entries(req.entries, req.entries_format, source, target)
-    return info(store.create(req.name, source, target, entries, caller.key))
+    return info(
+        await asyncio.to_thread(store.create, req.name, source, target, entries, caller.key)
+    )
 
 
 @router.get("/glossaries", response_model=GlossaryList)
 async def list_all(caller: CallerDep, store: StoreDep) -> GlossaryList:
-    return GlossaryList(glossaries=[info(g) for g in store.owned(caller.key)])
+    owned = await asyncio.to_thread(store.owned, caller.key)
+    return GlossaryList(glossaries=[info(g) for g in owned])
 
 
 @router.get("/glossaries/{glossary_id}", response_model=GlossaryInfo)
 async def get(glossary_id: str, caller: CallerDep, store: StoreDep) -> GlossaryInfo:
-    return info(store.get(glossary_id, caller.key))
+    return info(await asyncio.to_thread(store.get, glossary_id, caller.key))
 
 
 @router.get("/glossaries/{glossary_id}/entries")
 async def entries(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    g = store.get(glossary_id, caller.key)
+    g = await asyncio.to_thread(store.get, glossary_id, caller.key)
     tsv = "".join(f"{s}\t{t}\n" for s, t in g.entries)
     return Response(tsv, media_type="text/tab-separated-values")
 
 
 @router.delete("/glossaries/{glossary_id}", status_code=204)
 async def delete(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    store.delete(glossary_id, caller.key)
+    await asyncio.to_thread(store.delete, glossary_id, caller.key)
     return Response(status_code=204)
 
 

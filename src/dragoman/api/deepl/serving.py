@@ -4,6 +4,7 @@ given source, or each text's detected one). /v2/usage reports the key's characte
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -53,7 +54,7 @@ async def translate(
             raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
         terms: list[tuple[str, str]] = []
         for glossary_id in ids:
-            g = glossaries.get(glossary_id, caller.key)
+            g = await asyncio.to_thread(glossaries.get, glossary_id, caller.key)  # a file
             if (g.source_lang, g.target_lang) != (source, target):
                 raise InvalidRequest(
                     f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "

@@ -56,10 +56,14 @@ class _NullIsDefault(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _drop_nulls(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        optional = {k for k, f in cls.model_fields.items() if not f.is_required()}
-        return {k: v for k, v in data.items() if v is not None or k not in optional}
+        if not isinstance(data, dict) or all(v is not None for v in data.values()):
+            return data  # the commonest: nothing to drop, nothing rebuilt
+        fields = cls.model_fields
+        return {
+            k: v
+            for k, v in data.items()
+            if v is not None or k not in fields or fields[k].is_required()
+        }
 
 
 class StreamOptions(_NullIsDefault):
