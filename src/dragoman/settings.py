@@ -101,20 +101,6 @@ def known_setting_names() -> set[str]:
     return names
 
 
-def _results_folder(value: Path) -> Path:
-    """A results folder must be one, or be creatable: a file on the way is a settings error
-    (one line), not a traceback once the run has started."""
-    for path in (value, *value.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise ValueError(f"{path} is a file, not a folder")
-            break
-    return value
-
-
-ResultsFolder = Annotated[Path, AfterValidator(_results_folder)]
-
-
 class _Base(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="DRAGOMAN_",
@@ -647,7 +633,7 @@ class BenchSettings(EngineSettings):
     offline_requests: int = Field(default=120, ge=1)
     """Prompts submitted at once for the ceiling."""
 
-    out: ResultsFolder = Path("benchmarks/results/latest")
+    out: Path = Path("benchmarks/results/latest")
     """Results folder: results.json, results.md, PNG plots, server logs."""
 
     label: str = ""
@@ -759,7 +745,7 @@ class TuneSettings(EngineSettings):
     tolerance: float = Field(default=0.05, gt=0, lt=1)
     """Relative change that counts: gains under it do not pay for worse latency."""
 
-    out: ResultsFolder = Path("benchmarks/results/tune")
+    out: Path = Path("benchmarks/results/tune")
     """Results folder: tune.json, tune.md, tuned.toml (load it with `dragoman serve --config
     tuned.toml`), server logs."""
 

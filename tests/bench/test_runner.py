@@ -29,7 +29,7 @@ def test_out_through_a_file_is_a_one_line_settings_error(
     out = file / below if below else file
     assert main(["bench", "--out", str(out), "--no-offline"]) == 2
     err = capsys.readouterr().err
-    assert err == f"dragoman: invalid settings: out: {file} is a file, not a folder\n"
+    assert err == f"dragoman: error: --out {out}: {file} is not a folder\n"
     assert file.read_text() == "not a folder"
 
 

@@ -23,6 +23,9 @@ def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Co
 
 
 def run_bench(s: BenchSettings) -> None:
+    from dragoman.writable import check_dir
+
+    check_dir(s.out, "--out")  # before any server starts, not once the results are in
     try:
         _run_bench(s, Console(stderr=True))
     finally:

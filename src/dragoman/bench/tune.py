@@ -229,6 +229,9 @@ def settings_file(choice: TuneRow, host_label: str) -> str:
 def run_tune(s: TuneSettings) -> None:
     from dragoman.bench.runner import host_meta
     from dragoman.engine.vllm_engine import is_cpu_platform
+    from dragoman.writable import check_dir
+
+    check_dir(s.out, "--out")  # before the first server starts
 
     console = Console(stderr=True)
     meta = host_meta(s)
