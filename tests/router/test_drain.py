@@ -48,7 +48,13 @@ async def test_work_left_when_the_server_stops_is_answered_not_cut_off(
     """Past --drain-seconds (SIGTERM), or at once (SIGINT), what is still running is aborted
     and answered 503 `draining` in its surface's shape, with Retry-After: not cut off by the
     server's shutdown (uvicorn's bare 500 and a traceback each)."""
-    server = launch_echo(logs, "en,fr", "--echo-delay", "120", "--drain-seconds", "1")
+    # The server inherits SIGINT's disposition: ignored when this run is a background job,
+    # and uvicorn re-raises the signal after its shutdown under it (exit 0, not 130).
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        server = launch_echo(logs, "en,fr", "--echo-delay", "120", "--drain-seconds", "1")
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     stop_all.append(server)
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as c:
         held = [

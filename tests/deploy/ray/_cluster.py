@@ -101,6 +101,8 @@ def echo_settings(**overrides: Any) -> RaySettings:
         "cache_mib": 0,  # every text reaches a model replica
         "ray_layout": "split",  # the suite's tests of the whole layout say so
     }
+    if overrides.get("models"):  # each entry says its languages; --languages is refused
+        del base["languages"]
     return RaySettings(**{**base, **overrides})
 
 
