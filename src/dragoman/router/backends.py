@@ -23,7 +23,8 @@ class GlossariesNotShared(DragomanError):
     """The backends keep their stored glossaries apart: one made on one would be missing on
     the next."""
 
-    status_code = 501
+    # 4xx, not 5xx: DeepL's clients re-send a 5xx five times, and no retry can help this
+    status_code = 400
     code = "glossaries_not_shared"
 
 
@@ -118,7 +119,7 @@ class Pool:
 
     def glossary_store(self) -> str:
         """The glossary directory every backend shares (so a glossary made through one is
-        found through any), or raise: 503 while one has not said which it uses, 501 when
+        found through any), or raise: 503 while one has not said which it uses, 400 when
         they differ."""
         unknown = [b.name for b in self.backends if b.glossary_store is None]
         if unknown:
