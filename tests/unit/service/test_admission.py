@@ -6,7 +6,7 @@ from collections import deque
 import pytest
 
 from dragoman.errors import DeadlineUnmeetable, Draining, Overloaded, ShutDown
-from dragoman.service.admission import Admission
+from dragoman.service.admission import Admission, Ticket
 
 
 class Clock:
@@ -275,14 +275,11 @@ def test_a_deadline_is_never_refused_on_a_past_busy_periods_rate() -> None:
     a.admit(1, deadline_seconds=1.0)  # no current rate: no refusal
 
 
-async def test_abort_answers_the_waiting_work_and_refuses_new() -> None:
-    """A shutdown past its drain: the task waiting on admitted work gets ShutDown (503
-    `draining`) instead of being cancelled with its connection; new work is refused."""
-    a = Admission(limit=4, capacity=2)
-    t = a.admit(2)
+async def _waiting_on(t: Ticket) -> asyncio.Task[None]:
+    """A task waiting on `t`'s work as the translation service's does, once it waits."""
     started = asyncio.Event()
 
-    async def work() -> str:
+    async def work() -> None:
         t.waiting_in(asyncio.current_task())
         try:
             started.set()
@@ -292,10 +289,18 @@ async def test_abort_answers_the_waiting_work_and_refuses_new() -> None:
         finally:
             t.waiting_in(None)
             t.release()
-        return "never"
 
     task = asyncio.create_task(work())
     await asyncio.wait_for(started.wait(), 5)
+    return task
+
+
+async def test_abort_answers_the_waiting_work_and_refuses_new() -> None:
+    """A shutdown past its drain: the task waiting on admitted work gets ShutDown (503
+    `draining`) instead of being cancelled with its connection; new work is refused."""
+    a = Admission(limit=4, capacity=2)
+    t = a.admit(2)
+    task = await _waiting_on(t)
     assert a.abort() == 1
     with pytest.raises(ShutDown) as exc:
         await asyncio.wait_for(task, 5)
@@ -310,20 +315,7 @@ async def test_abort_answers_the_waiting_work_and_refuses_new() -> None:
 async def test_a_cancellation_that_is_not_an_abort_stays_a_cancellation() -> None:
     a = Admission(limit=4, capacity=2)
     t = a.admit(1)
-    started = asyncio.Event()
-
-    async def work() -> None:
-        t.waiting_in(asyncio.current_task())
-        try:
-            started.set()
-            await asyncio.sleep(60)
-        except asyncio.CancelledError as cancelled:
-            raise t.aborted_by(cancelled) from None
-        finally:
-            t.release()
-
-    task = asyncio.create_task(work())
-    await asyncio.wait_for(started.wait(), 5)
+    task = await _waiting_on(t)
     task.cancel()  # a client gone, a deadline: not the server's abort
     with pytest.raises(asyncio.CancelledError):
         await task
