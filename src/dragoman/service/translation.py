@@ -70,6 +70,8 @@ class Translated:
     """The tier of `model` (None when no text needed the engine)."""
     models: list[str | None] | None = None
     """Per text, the model that translated it (None: it needed none); a list may mix them."""
+    qualities: list[Quality | None] | None = None
+    """Per text, the tier of its model (None: it needed none)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -281,14 +283,18 @@ class TranslationService:
                 models[i] = _engine(translator, src, target, quality).model_for(src, target)
         answering = jobs[0][0] if jobs else translator
         model = answering.model_for(next((s for s in sources if s), target), target)
-        tier: Quality | None = None
-        if jobs and is_tiered(translator):
-            tier = translator.tier_of(model)
-        elif jobs:
-            tier = tier_of(self.settings.model)
+        tier = self._tier(translator, model) if jobs else None
+        tiers = [None if m is None else self._tier(translator, m) for m in models]
         if missed_terms is not None:
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
-        return Translated(results, model, sources, detections, missed_terms, tier, models)
+        return Translated(results, model, sources, detections, missed_terms, tier, models, tiers)
+
+    def _tier(self, translator: Translator, model: str) -> Quality:
+        """The tier `model` serves: the server's own where it hosts tiers, else the
+        catalogue's for the one model."""
+        if is_tiered(translator):
+            return translator.tier_of(model)
+        return tier_of(self.settings.model)
 
     def _cached(
         self, jobs: list[tuple[Translator, str, str, str, Terms]]

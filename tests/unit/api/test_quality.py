@@ -77,6 +77,22 @@ async def test_each_text_of_a_list_names_the_model_that_translated_it(
     assert answer["model"] == "small"  # the first translated text's
 
 
+async def test_each_deepl_translation_says_which_tier_translated_it(
+    client: httpx.AsyncClient,
+) -> None:
+    """As the native `model` per text: fr->ko has no best tier, en->ko has; every
+    translation reported the first text's tier."""
+    body = {
+        "text": ["Bonjour mes amis, comment allez-vous ?", "Good morning my friends, how are you?"],
+        "target_lang": "KO",
+        "model_type": "quality_optimized",
+    }
+    r = await client.post("/v2/translate", json=body, headers=DEEPL)
+    assert r.status_code == 200, r.text
+    used = [t["model_type_used"] for t in r.json()["translations"]]
+    assert used == ["latency_optimized", "quality_optimized"]
+
+
 async def test_an_invalid_hint_is_refused_in_each_surface_shape(
     client: httpx.AsyncClient,
 ) -> None:

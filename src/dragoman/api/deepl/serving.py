@@ -63,7 +63,8 @@ async def translate(
             terms += g.entries
         options = replace(options, glossary=tuple(terms))
     out = await service.translate(req.text, source, target, caller, deadline, options, req.quality)
-    used = None if req.model_type is None else model_type_used(out.quality)
+    # Each text's own tier (a list may mix models); a text no model translated: the request's.
+    tiers = out.qualities or [None] * len(req.text)
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(
@@ -72,9 +73,11 @@ async def translate(
                 detected_source_language=to_deepl(src or source or target),
                 text=r.text,
                 billed_characters=len(text),
-                model_type_used=used,
+                model_type_used=None
+                if req.model_type is None
+                else model_type_used(tier or out.quality),
             )
-            for text, r, src in zip(req.text, out.results, out.sources, strict=True)
+            for text, r, src, tier in zip(req.text, out.results, out.sources, tiers, strict=True)
         ]
     )
 
