@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 import ahocorasick
 
@@ -323,8 +324,7 @@ class GlossaryStore:
             return None
         self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._dir / ".store-id"
-        with open(self._dir / ".lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._lock():
             if not path.exists():
                 path.write_text(str(uuid.uuid4()), encoding="ascii")
             return path.read_text(encoding="ascii", errors="replace").strip()
@@ -408,9 +408,19 @@ class GlossaryStore:
             yield
             return
         try:
-            lock = open(self._dir / ".lock", "a")  # noqa: SIM115 (held across the yield)
+            lock = self._lock()
         except OSError as exc:
             raise self._failed(exc) from None
         with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
             yield
+
+    def _lock(self) -> IO[str]:
+        """The lock beside the glossaries, held until the file returned is closed."""
+        assert self._dir is not None
+        lock = open(self._dir / ".lock", "a")  # noqa: SIM115 (the caller closes it)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except BaseException:
+            lock.close()
+            raise
+        return lock
