@@ -143,6 +143,7 @@ class Bench:
 
     async def run_level(
         self,
+        name: str,
         target: Target,
         level: Level,
         pid: int | None,
@@ -150,8 +151,13 @@ class Bench:
         task: Any,
         first: int = 0,
     ) -> tuple[list[Record], Monitor]:
+        """One level of load on `name`'s server, its progress on `task` from nought."""
+
         def tick(_: Record) -> None:
             bar.advance(task)
+
+        total = self.s.requests_per_level
+        bar.update(task, description=f"{name} {level.label}", total=total, completed=0)
 
         monitor = Monitor(pid=pid).start()
         try:
@@ -193,13 +199,7 @@ class Bench:
             # Warm-up, not recorded: first-request costs are not the steady state.
             await closed_loop(target, self.items[-4:], 2, 4, 60)
             for level in self.levels:
-                bar.update(
-                    task,
-                    description=f"{arch} {level.label}",
-                    total=self.s.requests_per_level,
-                    completed=0,
-                )
-                records, monitor = await self.run_level(target, level, server.pid, bar, task)
+                records, monitor = await self.run_level(arch, target, level, server.pid, bar, task)
                 run = level_result(arch, level, records, monitor)
                 run["server_start_s"] = round(server.start_seconds, 1)
                 # After the level: the model, the KV cache and whatever the load made grow.
@@ -292,16 +292,10 @@ class Bench:
             task = bar.add_task("server", total=self.s.requests_per_level)
             sent = 0
             for level in self.levels:
-                bar.update(
-                    task,
-                    description=f"server {level.label}",
-                    total=self.s.requests_per_level,
-                    completed=0,
-                )
                 # Levels go on through the workload where the last stopped: the server's
                 # cache (on, unlike the servers the bench starts) has not seen these texts.
                 records, monitor = await self.run_level(
-                    target, level, self.s.server_pid, bar, task, first=sent
+                    "server", target, level, self.s.server_pid, bar, task, first=sent
                 )
                 sent += len(records)
                 runs.append(level_result("server", level, records, monitor))
