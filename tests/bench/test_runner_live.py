@@ -86,9 +86,11 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path, sig: signal.Signals) -> None:
     # 0.05 s a text: the two levels at one client take at least 3.2 s each, so the Ctrl-C
     # sent once the first level is logged lands in a later one, whatever the host's pace.
+    # SIGTERM (a supervisor's stop) is taken as Ctrl-C is.
     server = launch_echo(tmp_path, LANGUAGES, "--echo-delay", "0.05")
     out, err = tmp_path / "out", tmp_path / "stderr.txt"
     args = ["--url", server.url, "--no-offline", "--out", str(out)]
@@ -107,7 +109,7 @@ def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path) -> None:
                 assert proc.poll() is None, err.read_text()
                 assert time.monotonic() < deadline, "the first level did not finish"
                 time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             assert proc.wait(timeout=120) == 130
         finally:
             if proc.poll() is None:

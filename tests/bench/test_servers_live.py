@@ -72,9 +72,11 @@ def mark(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
                 os.kill(pid, signal.SIGKILL)
 
 
-def interrupt_while_starting(args: list[str], mark: str, tmp_path: Path) -> int:
-    """Run `python -m dragoman <args>`, SIGINT it as soon as a server of it exists, and return
-    its exit code once it has exited."""
+def interrupt_while_starting(
+    args: list[str], mark: str, tmp_path: Path, sig: signal.Signals = signal.SIGINT
+) -> int:
+    """Run `python -m dragoman <args>`, send it `sig` as soon as a server of it exists, and
+    return its exit code once it has exited."""
     with (tmp_path / "stderr.txt").open("wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "dragoman", *args],
@@ -84,7 +86,7 @@ def interrupt_while_starting(args: list[str], mark: str, tmp_path: Path) -> int:
         )
     try:
         wait_for(lambda: server_pids(mark, proc.pid), 120, "a server started")
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         return proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -117,10 +119,16 @@ def test_ctrl_c_while_launching_stops_the_server(mark: str, tmp_path: Path) -> N
     wait_for(lambda: not marked(mark), 60, "no process of the launch left")
 
 
-def test_ctrl_c_in_checks_cost_while_starting_leaves_no_server(mark: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl-c", "sigterm", "sighup"]
+)
+def test_ctrl_c_in_checks_cost_while_starting_leaves_no_server(
+    mark: str, tmp_path: Path, sig: signal.Signals
+) -> None:
+    # A supervisor's SIGTERM and a closed terminal's SIGHUP are taken as Ctrl-C is.
     out = tmp_path / "out"
     args = ["bench", "--checks-cost", "--requests-per-level", "200", "--out", str(out)]
-    assert interrupt_while_starting(args, mark, tmp_path) == 130
+    assert interrupt_while_starting(args, mark, tmp_path, sig) == 130
     wait_for(lambda: not marked(mark), 60, "no server of the bench left")
 
 
@@ -152,3 +160,31 @@ async def test_start_returns_a_running_server(mark: str, tmp_path: Path) -> None
     finally:
         server.stop()
     assert not server_pids(mark, os.getpid())
+
+
+def test_an_interrupt_while_a_server_is_made_waits_until_it_can_be_stopped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Raised inside Popen, after its fork, an interrupt left a server no one would stop (the
+    # Ctrl-C tests above lost one about one run in five, their own child's exit code -2).
+    from dragoman.bench import servers
+
+    pid = 2**22 + 1  # above pid_max's default: names no process
+    seen: list[bool] = []
+
+    class Forked:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)  # a supervisor's stop, just after the fork
+            self.pid = pid
+
+    def on_term(signum: int, frame: object) -> None:
+        seen.append(pid in servers._LIVE)  # could stop_all() stop it now?
+
+    monkeypatch.setattr(servers.subprocess, "Popen", Forked)
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        servers._popen(["serve"], tmp_path / "log")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        servers._LIVE.pop(pid, None)
+    assert seen == [True]

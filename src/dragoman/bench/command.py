@@ -11,7 +11,7 @@ from rich.console import Console
 from dragoman.bench import report
 from dragoman.bench._json import dumps
 from dragoman.bench.runner import Bench
-from dragoman.bench.servers import stop_all
+from dragoman.bench.servers import owning_servers
 from dragoman.settings import BenchSettings
 
 
@@ -26,10 +26,8 @@ def run_bench(s: BenchSettings) -> None:
     from dragoman.writable import check_dir
 
     check_dir(s.out, "--out")  # before any server starts, not once the results are in
-    try:
+    with owning_servers():
         _run_bench(s, Console(stderr=True))
-    finally:
-        stop_all()  # whatever an interrupt left running, at any moment
 
 
 def _run_bench(s: BenchSettings, console: Console) -> None:

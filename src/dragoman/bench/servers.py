@@ -14,9 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import ParamSpec
 
 import httpx
@@ -27,7 +28,8 @@ P = ParamSpec("P")
 
 # Every server process this process started and has not stopped, by pid. Process-wide, as child
 # processes are: an interrupt can land between a launch and the `try` that would stop it, so
-# the command's edge calls stop_all() and no server (a real engine holds gigabytes) outlives it.
+# the command runs inside owning_servers() and no server (a real engine holds gigabytes)
+# outlives it.
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
 _LIVE_LOCK = threading.Lock()
 # Set in the thread a start() runs a launch in: its caller has gone (cancelled), give up.
@@ -79,16 +81,82 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             _LIVE.pop(process.pid, None)
 
 
+@contextlib.contextmanager
+def owning_servers() -> Iterator[None]:
+    """A command that starts servers, run inside: SIGTERM or SIGHUP (a supervisor's stop, a
+    closed terminal) is taken as Ctrl-C is (levels that finished are kept), and on the way
+    out, by any path, every server it started is stopped. Only SIGKILL leaves them."""
+
+    def as_interrupt(_signum: int, frame: FrameType | None) -> None:
+        # Whatever handles Ctrl-C now: asyncio.run's cancels its main task, which keeps
+        # what finished; outside it, or with SIGINT ignored, KeyboardInterrupt.
+        handler = signal.getsignal(signal.SIGINT)
+        if not callable(handler):
+            handler = signal.default_int_handler
+        handler(signal.SIGINT, frame)
+
+    previous = {sig: signal.signal(sig, as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        try:
+            stop_all()  # whatever an interrupt left running, at any moment
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
 def stop_all() -> None:
     """Stop every server this process started and has not stopped: all asked at once, so
-    their graceful stops overlap."""
+    their graceful stops overlap. Another interrupt during the wait kills them all at once
+    (it cut the wait for one server short and left the others running)."""
     with _LIVE_LOCK:
         left = list(_LIVE.values())
-    for process in left:
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-    for process in left:
-        _stop(process)
+    try:
+        for process in left:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+        for process in left:
+            _stop(process)
+    finally:
+        for process in left:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            with _LIVE_LOCK:
+                _LIVE.pop(process.pid, None)
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Interrupts that arrive while a server process is made wait until it is registered
+    for stopping: raised inside Popen (after its fork), one left the child running with no
+    one to stop it. Signals are handled in the main thread; a launch in another is not
+    interrupted by them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in _HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for signum in held:  # as they would have been handled
+            handler = previous[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)
+            elif handler in (signal.SIG_DFL, None):
+                signal.raise_signal(signum)
 
 
 async def start(launch: Callable[P, Launched], *args: P.args, **kwargs: P.kwargs) -> Launched:
@@ -200,7 +268,7 @@ def _poll_ready(launched: Launched, ready_path: str, timeout: float, probe: bool
 
 
 def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:  # the child keeps its own copy of the descriptor
+    with log.open("wb") as out, _interrupts_held():  # the child has its own descriptor
         process = subprocess.Popen(
             cmd,
             stdout=out,
@@ -210,8 +278,8 @@ def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subp
             # group, Ctrl-C does not reach it: the bench stops it (_wait, stop_all), gracefully.
             start_new_session=True,
         )
-    with _LIVE_LOCK:
-        _LIVE[process.pid] = process
+        with _LIVE_LOCK:
+            _LIVE[process.pid] = process
     return process
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 from dragoman.bench import workloads
 from dragoman.bench._json import dumps
 from dragoman.bench.loadgen import closed_loop
-from dragoman.bench.servers import engine_flags, launch_dragoman, start, stop_all
+from dragoman.bench.servers import engine_flags, launch_dragoman, owning_servers, start
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
 from dragoman.settings import TuneSettings
@@ -235,10 +235,8 @@ def run_tune(s: TuneSettings) -> None:
 
     console = Console(stderr=True)
     meta = host_meta(s)
-    try:
+    with owning_servers():
         rows, choice = asyncio.run(_sweep(s, console, gpu=not is_cpu_platform()))
-    finally:
-        stop_all()  # whatever an interrupt left running
     choice.verdict = (choice.verdict + " recommended").strip()
     s.out.mkdir(parents=True, exist_ok=True)
     (s.out / "tune.json").write_text(
