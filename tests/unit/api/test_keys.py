@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,20 @@ async def test_characters_per_minute_limit_is_exact(serve, tmp_path: Path) -> No
             "code": "text_too_long",
             "message": "the request has 13 characters; this key may send 12 a minute",
         }
+
+
+async def test_concurrent_requests_that_detect_their_source_keep_the_limits(
+    serve, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # Detection is awaited between the limits' check and the charge: all ten passed both.
+    path = tmp_path / "keys"
+    key = add_key(path, "alice")
+    body = {"text": "Good morning, my friend.", "source_lang": "auto", "target_lang": "fr"}
+    for limits in ({"key_requests_per_minute": 2}, {"key_chars_per_day": 2 * 24}):
+        async with serve(api_keys_file=path, **limits) as (_app, c):
+            sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(10)]
+            statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
+            assert statuses == [200] * 2 + [429] * 8, limits
 
 
 async def test_unnamed_keys_are_not_counted_per_key(serve) -> None:  # type: ignore[no-untyped-def]
