@@ -2,8 +2,9 @@
 everything that decides the output (model, prompt and decoding settings, pair, text), bounded
 by memory (an LRU over the bytes held). A repeated sentence, in one document or across
 requests, costs no engine request. Outputs cut short (length) or by the loop guard are not
-kept: a retry may do better. With a shared store (--cache-url, cache_store.py) this is the
-first level: the store is read on its miss and written with it."""
+kept, nor replies kept despite failing the service's check: a retry may do better. With a
+shared store (--cache-url, cache_store.py) this is the first level: the store is read on its
+miss and written with it."""
 
 from __future__ import annotations
 

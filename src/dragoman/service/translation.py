@@ -332,9 +332,8 @@ class TranslationService:
             return hit
         result: Translation = await self._coalescer.run(
             (model, source, target, text, terms),
-            lambda: self._checked(translator, text, source, target, terms, deadline),
+            lambda: self._checked(translator, text, source, target, terms, deadline, key),
         )
-        self.cache.put(key, result)
         return result
 
     async def _checked(
@@ -345,15 +344,21 @@ class TranslationService:
         target: str,
         terms: Terms,
         deadline: Deadline,
+        key: bytes,
     ) -> Translation:
         """One unit's engine request, checked; a failed reply is asked again once, with an
-        instruction naming what failed, within the unit's admitted place and the deadline."""
+        instruction naming what failed, within the unit's admitted place and the deadline.
+        Cached (once for every request that joined it) only when it passed: a reply kept
+        despite failing (no time to ask again, or both failed) would be served from the
+        cache, unchecked, to every later request of the sentence."""
         first = await context.translate(translator, text, source, target, terms)
         if not self.settings.retry_invalid:
+            self.cache.put(key, first)
             return first
         validator = Validator(self.detector)
         failure = await asyncio.to_thread(validator.check, text, first.text, target)
         if failure is None:
+            self.cache.put(key, first)
             return first
         # A second reply takes about as long as the first: no time for it, keep the first.
         if deadline.remaining() < 2 * first.inference_seconds:
@@ -366,6 +371,8 @@ class TranslationService:
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)
         best = second if rank(failed) < rank(failure) else first
+        if failed is None:
+            self.cache.put(key, second)
         return charged_both(best, first, second)
 
     async def _fan_out(

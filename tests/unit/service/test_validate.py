@@ -171,3 +171,38 @@ async def test_no_retry_when_the_deadline_leaves_no_time_for_it() -> None:
 
 def test_failures_rank_valid_first() -> None:
     assert [validate.rank(f) for f in (None, *validate.FAILURES)] == [0, 1, 3, 2]
+
+
+async def test_a_reply_kept_despite_failing_its_check_is_not_cached() -> None:
+    # Cached, it was served unchecked to every later request of the sentence (for a week from
+    # a shared store): one client's short deadline made a wrong-language reply permanent.
+    class Timed(Scripted):
+        seconds = 0.01  # each reply's inference time
+
+        async def translate(
+            self, text: str, source: str, target: str, terms: Terms = ()
+        ) -> Translation:
+            self.sent.append(text)
+            return Translation(self.replies.pop(0), "stop", 10, 5, 0.0, self.seconds)
+
+    source = "Select a valid choice. That choice is not one of the available choices."
+    valid = "Sélectionnez un choix valide. Ce choix ne fait pas partie de ceux proposés."
+    engine = Timed(source, source, source, valid)
+    service = TranslationService(
+        lambda: engine,
+        ServeSettings(cache_mib=1, retry_invalid=True),
+        Metrics(),
+        Admission(0, 16),
+        KeyLimits(0, 0),
+    )
+
+    async def ask(seconds: float) -> str:
+        out = await service.translate([source], "en", "fr", Caller(None), Deadline.start(seconds))
+        return out.results[0].text
+
+    engine.seconds = 1000.0  # no time to ask again: the failing first reply is kept
+    assert await ask(60.0) == source and len(engine.sent) == 1
+    engine.seconds = 0.01
+    assert await ask(60.0) == source and len(engine.sent) == 3  # both replies fail
+    assert await ask(60.0) == valid and len(engine.sent) == 4  # asked again, and it passed
+    assert await ask(60.0) == valid and len(engine.sent) == 4  # now from the cache
