@@ -82,10 +82,15 @@ def shared_detector(codes: tuple[str, ...]) -> LanguageDetector:
 
 
 def _cache_salt(settings: ServeSettings) -> str:
-    """The settings that change what a model answers for the same prompt."""
+    """The settings that change what is answered for the same prompt: decoding, the replies'
+    check, the engine and weights a model runs on (an echo server given a fleet's store
+    wrote its echoes under the real model's name), and what each served name of `[[models]]`
+    is (an entry given another model or prompt kept its old translations)."""
+    models = ";".join(f"{m.name}={m.model}/{m.prompt_format()}" for m in settings.models)
     return (
         f"{settings.repetition_penalty}|{settings.repeat_window}|{settings.max_output_tokens}|"
-        f"{settings.output_ratio}|{settings.max_model_len}"
+        f"{settings.output_ratio}|{settings.max_model_len}|{settings.retry_invalid}|"
+        f"{settings.architecture}|{settings.weights}|{settings.gguf_weights}|{models}"
     )
 
 

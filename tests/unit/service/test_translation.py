@@ -71,3 +71,36 @@ async def test_markup_whose_letters_are_all_in_code_comes_back_as_it_is() -> Non
     assert out.results[0].text == page
     assert out.results[0].finish_reason == "unchanged"
     assert fake.started == 1
+
+
+def _key(**settings: object) -> bytes:
+    service = TranslationService(
+        FakeTranslator,
+        ServeSettings(**{"retry_invalid": True, **settings}),  # type: ignore[arg-type]
+        Metrics(),
+        Admission(0, 16),
+        KeyLimits(0, 0),
+    )
+    return service.cache.key("qwen", "en", "fr", "Good morning.")
+
+
+def test_the_cache_key_covers_every_setting_that_changes_the_reply() -> None:
+    # A fleet shares its store: an echo server given its URL wrote echoes under the real
+    # model's name, and a [[models]] entry given another model or prompt kept the old one's.
+    spec = {"name": "qwen", "model": "qwen2.5-coder-0.5b-instruct", "languages": ["en", "fr"]}
+    other = {**spec, "model": "gemma-3-270m"}
+    changed = [
+        {"architecture": "echo"},
+        {"weights": "w4a16"},
+        {"gguf_weights": "q8_0"},
+        {"retry_invalid": False},
+        {"repetition_penalty": 1.1},
+        {"models": [spec]},
+        {"models": [other]},
+        {"models": [{**spec, "prompt": "few-shot"}]},
+    ]
+    keys = [_key(), *(_key(**c) for c in changed)]
+    assert len(set(keys)) == len(keys)
+    # Settings that change no reply share the cache.
+    assert _key(port=9000, cache_mib=1, max_items=8) == _key()
+    assert _key(models=[{**spec, "prompt": "chat"}]) == _key(models=[spec])  # its default
