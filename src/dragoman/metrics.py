@@ -296,6 +296,16 @@ def rejected_counter(registry: CollectorRegistry, prefix: str) -> Counter:
     )
 
 
+# Methods as labels; any other is "other": h11 passes any token a client sends as a method,
+# and one label value per token was a new series (and a child kept) for every one.
+_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"))
+
+
+def _method_of(scope: Scope) -> str:
+    method: str = scope["method"]
+    return method if method in _METHODS else "other"
+
+
 def _route_of(scope: Scope) -> str:
     route: Any = scope.get("route")
     path = getattr(route, "path", None)
@@ -310,7 +320,8 @@ class MetricsMiddleware:
         self.metrics = metrics
         # Each (route, method, status)'s children, found once: prometheus_client's labels()
         # checks and locks on every call (~2-3 us each, twice a request). Bounded: routes are
-        # the app's path templates ("other" for the rest), statuses the few the app answers.
+        # the app's path templates ("other" for the rest), methods the usual seven ("other"),
+        # statuses the few the app answers.
         self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -331,7 +342,7 @@ class MetricsMiddleware:
             await self.app(scope, receive, send_wrapper)
         finally:
             self.metrics.in_flight.dec()
-            key = (_route_of(scope), scope["method"], status)
+            key = (_route_of(scope), _method_of(scope), status)
             children = self._children.get(key)
             if children is None:
                 route, method, _ = key

@@ -67,6 +67,9 @@ async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncCli
     await client.post("/v1/translate", json={"text": "a", "source_lang": "en", "target_lang": "fr"})
     await client.post("/v1/translate", json={"text": "", "source_lang": "en", "target_lang": "fr"})
     await client.get("/no/such/path/123")
+    # A client's own methods (h11 passes any token) collapse too: one series per token before.
+    for method in ("FOO1", "FOO2", "PROPFIND"):
+        await client.request(method, "/v1/translate")
     text = (await client.get("/metrics")).text
     assert (
         'dragoman_http_requests_total{method="POST",route="/v1/translate",status="200"} 1.0' in text
@@ -77,6 +80,8 @@ async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncCli
     # Unmatched paths collapse into one label value instead of one per path.
     assert 'route="other",status="404"' in text
     assert "/no/such/path" not in text
+    assert 'method="other",route="/v1/translate",status="405"} 3.0' in text
+    assert "FOO1" not in text and "PROPFIND" not in text
     assert 'dragoman_translations_total{finish_reason="stop"} 1.0' in text
     assert "dragoman_http_request_duration_seconds_bucket" in text
     assert "dragoman_http_requests_in_flight" in text
