@@ -29,6 +29,10 @@ PREFIX = "dragoman:t:"
 _VERSION = b"\x01"
 _CHECK = 8  # bytes of checksum
 _MAX_WRITES = 1024  # writes in flight; past it (a slow store) new ones are dropped
+# Connections to the store, each call waiting its turn within its timeout. Past the client's
+# own pool bound (100 by default) a call failed as if the store were down, and it was left
+# alone, healthy, while a busy server's lookups all missed.
+_CONNECTIONS = 64
 
 
 def _name(key: bytes) -> str:
@@ -81,7 +85,9 @@ class SharedStore:
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 0),
+            max_connections=_CONNECTIONS,
         )
+        self._connections = asyncio.Semaphore(_CONNECTIONS)
         self.where = redact(url)
         self._ttl = ttl
         self._timeout = timeout
@@ -99,7 +105,7 @@ class SharedStore:
         if self._resting():
             return None
         try:
-            async with asyncio.timeout(self._timeout):
+            async with asyncio.timeout(self._timeout), self._connections:
                 value = await self._redis.get(_name(key))
         except Exception as error:  # any failure of the store is a miss, never a failed request
             self._failed("get", error)
@@ -123,7 +129,7 @@ class SharedStore:
 
     async def _set(self, key: bytes, text: str) -> None:
         try:
-            async with asyncio.timeout(self._timeout):
+            async with asyncio.timeout(self._timeout), self._connections:
                 await self._redis.set(_name(key), encode(key, text), ex=self._ttl)
         except Exception as error:
             self._failed("set", error)

@@ -89,6 +89,29 @@ async def test_a_value_round_trips_with_a_ttl_under_a_hashed_key(
         await shared.aclose()
 
 
+async def test_more_calls_at_once_than_connections_wait_their_turn(
+    store: Store, raw: Redis, metrics: Metrics
+) -> None:
+    # Past the client's pool of 100 connections a call failed as if the store were down, and
+    # a healthy store was left alone while a busy server's lookups all missed.
+    shared = SharedStore(store.url, 60, metrics, timeout=30.0)  # no call is slow here
+    try:
+        keys = [i.to_bytes(16, "big") for i in range(300)]
+        for key in keys:
+            shared.put(key, f"text {key.hex()}")
+
+        async def written() -> bool:
+            return len(await raw.keys(PREFIX + "*")) == len(keys)
+
+        await eventually(written)
+        assert await asyncio.gather(*map(shared.get, keys)) == [f"text {k.hex()}" for k in keys]
+        assert sample(metrics, "cache_store_errors_total", kind="set") == 0
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 0
+        assert len(await raw.client_list()) <= 64 + 1  # this test's own client too
+    finally:
+        await shared.aclose()
+
+
 async def test_a_corrupt_or_foreign_value_is_a_counted_miss(
     store: Store, raw: Redis, metrics: Metrics
 ) -> None:
