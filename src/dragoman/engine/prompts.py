@@ -80,9 +80,9 @@ def _request(text: str, source: str, target: str, notes: str = "") -> str:
 
 class InContext(str):
     """A sentence of a longer text with its neighbours, which the prompt shows the model as
-    context, not to translate. It is the sentence everywhere else (cache and coalescing keys,
-    guards, logs): every engine builds its prompt with `PromptBuilder.build`, so it reaches
-    each of them without another parameter."""
+    context, not to translate. It is the sentence everywhere else (guards, logs; the cache
+    and coalescing keys add the neighbours): every engine builds its prompt with
+    `PromptBuilder.build`, so it reaches each of them without another parameter."""
 
     before: str
     after: str

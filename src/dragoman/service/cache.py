@@ -1,10 +1,10 @@
 """The translation cache: finished translations of single units (a sentence, masked), keyed by
-everything that decides the output (model, prompt and decoding settings, pair, text), bounded
-by memory (an LRU over the bytes held). A repeated sentence, in one document or across
-requests, costs no engine request. Outputs cut short (length) or by the loop guard are not
-kept, nor replies kept despite failing the service's check: a retry may do better. With a
-shared store (--cache-url, cache_store.py) this is the first level: the store is read on its
-miss and written with it."""
+everything that decides the output (model, prompt and decoding settings, pair, text and the
+neighbours it was shown), bounded by memory (an LRU over the bytes held). A repeated sentence,
+in one document or across requests, costs no engine request. Outputs cut short (length) or
+by the loop guard are not kept, nor replies kept despite failing the service's check: a retry
+may do better. With a shared store (--cache-url, cache_store.py) this is the first level: the
+store is read on its miss and written with it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from cachetools import LRUCache
 
+from dragoman.engine.prompts import InContext
 from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
 from dragoman.service.cache_store import SharedStore
@@ -44,7 +45,13 @@ class TranslationCache:
 
     def key(self, model: str, source: str, target: str, text: str, terms: Terms = ()) -> bytes:
         glossary = "\x1e".join(f"{s}\x1d{t}" for s, t in terms)
-        raw = "\x1f".join((self._salt, model, source, target, text, glossary)).encode()
+        fields = [self._salt, model, source, target, text, glossary]
+        if isinstance(text, InContext):
+            # Shown its neighbours, a sentence may be answered otherwise (that is their
+            # point; and a small model sometimes translates one of them): such a reply is
+            # no answer for the sentence alone, or beside other neighbours.
+            fields += (text.before, text.after)
+        raw = "\x1f".join(fields).encode()
         return hashlib.blake2b(raw, digest_size=16).digest()
 
     def get(self, key: bytes) -> Translation | None:

@@ -336,7 +336,7 @@ class TranslationService:
         if hit is not None:
             return hit
         result: Translation = await self._coalescer.run(
-            (model, source, target, text, terms),
+            key,  # the same unit, model, pair, terms and neighbours
             lambda: self._checked(translator, text, source, target, terms, deadline, key),
         )
         return result
