@@ -79,12 +79,14 @@ class SharedStore:
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
-        # No retries of its own: a failed call is a miss, and the store rests for a while.
+        # One retry, on a fresh connection, within the call's timeout: a pooled connection the
+        # store dropped while idle (a restart, its idle timeout, a NAT) failed the first call
+        # after it, and a healthy store was left alone. A store that is down fails both.
         self._redis: Redis = Redis.from_url(
             url,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
+            retry=Retry(NoBackoff(), 1),
             max_connections=_CONNECTIONS,
         )
         self._connections = asyncio.Semaphore(_CONNECTIONS)

@@ -112,6 +112,22 @@ async def test_more_calls_at_once_than_connections_wait_their_turn(
         await shared.aclose()
 
 
+async def test_connections_the_store_dropped_are_made_again_without_a_failure(
+    store: Store, raw: Redis, metrics: Metrics
+) -> None:
+    # What a restart, the store's idle timeout or a NAT leaves in the pool: the first call on
+    # such a connection failed, and a healthy store was left alone for 5 s.
+    shared = SharedStore(store.url, 60, metrics, timeout=30.0)  # no call is slow here
+    try:
+        await raw.set(PREFIX + KEY.hex(), encode(KEY, "Bonjour."))
+        assert await asyncio.gather(*(shared.get(KEY) for _ in range(8))) == ["Bonjour."] * 8
+        await raw.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        assert await asyncio.gather(*(shared.get(KEY) for _ in range(8))) == ["Bonjour."] * 8
+        assert sample(metrics, "cache_store_errors_total", kind="get") == 0
+    finally:
+        await shared.aclose()
+
+
 async def test_a_corrupt_or_foreign_value_is_a_counted_miss(
     store: Store, raw: Redis, metrics: Metrics
 ) -> None:
