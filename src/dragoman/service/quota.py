@@ -78,13 +78,14 @@ class KeyLimits:
             )
         use = self._window(caller.key)
         now = self._clock()
+        # Each limit's wait; Retry-After is the longer (the first alone sent a client honouring
+        # it back while the other limit still held, to be refused again).
+        refusals: list[tuple[str, float]] = []
         if self.rpm and len(use) >= self.rpm:
             # The oldest requests must age out until one more fits.
             at = use[len(use) - self.rpm][0]
-            raise RateLimited(
-                f"this key's limit of {self.rpm} requests a minute is used up",
-                _retry(at + WINDOW - now),
-            )
+            message = f"this key's limit of {self.rpm} requests a minute is used up"
+            refusals.append((message, at + WINDOW - now))
         used = self._chars.get(caller.key, 0)  # a running total: no sum per request
         if self.cpm and used + chars > self.cpm:
             freed, at = 0, now
@@ -93,11 +94,13 @@ class KeyLimits:
                 at = t
                 if used - freed + chars <= self.cpm:
                     break
-            raise RateLimited(
+            message = (
                 f"this key's limit of {self.cpm} characters a minute is used up "
-                f"({used} used, {chars} asked)",
-                _retry(at + WINDOW - now),
+                f"({used} used, {chars} asked)"
             )
+            refusals.append((message, at + WINDOW - now))
+        if refusals:
+            raise RateLimited(refusals[0][0], _retry(max(wait for _, wait in refusals)))
 
     def charge(self, caller: Caller, chars: int) -> None:
         today = self._now().date()

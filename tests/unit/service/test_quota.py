@@ -57,6 +57,25 @@ def test_characters_per_minute_hold_exactly_at_the_limit() -> None:
     )
 
 
+def test_retry_after_waits_for_both_limits_when_both_hold() -> None:
+    # It named the request limit's wait alone: a client honouring it came back while its
+    # characters still filled the minute, and was refused again.
+    clock = Clock()
+    limits = KeyLimits(2, 50, clock=clock)
+    use(limits, ALICE, 5)
+    clock.now += 20
+    use(limits, ALICE, 40)
+    with pytest.raises(RateLimited) as exc:
+        limits.check(ALICE, 30)
+    assert exc.value.message == "this key's limit of 2 requests a minute is used up"
+    assert exc.value.retry_after == 60  # the 40 characters age out 60 s after they came
+    clock.now += 59
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 30)
+    clock.now += 1
+    use(limits, ALICE, 30)
+
+
 def test_no_key_no_limit() -> None:
     limits = KeyLimits(1, 1)
     for _ in range(5):
