@@ -134,7 +134,8 @@ class Metrics:
         )
         self.cache_misses = Counter(
             f"{prefix}_cache_misses_total",
-            "Sentences not in the translation cache, by level (local, shared).",
+            "Sentences not in the translation cache, by level (local, shared; a lookup the "
+            "shared store did not answer, down or left alone, is a miss too).",
             ["level"],
             registry=r,
         )

@@ -104,6 +104,15 @@ class SharedStore:
             metrics.cache_store_errors.labels(kind)
 
     async def get(self, key: bytes) -> str | None:
+        """The text stored for `key`; None (a counted miss, whatever the cause: hits and misses
+        add up to the lookups) when it has none, or it fails, or is resting."""
+        text = await self._lookup(key)
+        (self._metrics.cache_misses if text is None else self._metrics.cache_hits).labels(
+            "shared"
+        ).inc()
+        return text
+
+    async def _lookup(self, key: bytes) -> str | None:
         if self._resting():
             return None
         try:
@@ -116,9 +125,6 @@ class SharedStore:
         text = None if value is None else decode(key, value)
         if value is not None and text is None:
             self._metrics.cache_store_errors.labels("invalid").inc()
-        (self._metrics.cache_misses if text is None else self._metrics.cache_hits).labels(
-            "shared"
-        ).inc()
         return text
 
     def put(self, key: bytes, text: str) -> None:

@@ -93,6 +93,9 @@ async def test_a_store_that_is_down_still_translates_and_counts_the_error(
         metrics = (await c.get("/metrics")).text
     assert 'dragoman_cache_store_errors_total{kind="get"} 1.0' in metrics
     assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics
+    # The local miss was looked up in the store: a shared miss too.
+    assert 'dragoman_cache_misses_total{level="local"} 1.0' in metrics
+    assert 'dragoman_cache_misses_total{level="shared"} 1.0' in metrics
     assert fake.started == 1
 
 
