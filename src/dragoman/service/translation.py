@@ -238,14 +238,15 @@ class TranslationService:
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed before it was admitted"
             )
+        # Checked again: detection and the glossary's index were awaited since the first
+        # check, and a key's concurrent requests all passed it uncharged (ten at once went
+        # through a limit of two). Nothing is awaited from here to the charge; before the
+        # cache is asked, whose hits count.
+        self.limits.check(caller, chars)
         # A long document holds at most max_items places; its units take turns in them. A
         # request the cache answers whole takes no place: it does no engine work.
         cached = self._cached(jobs)
         held = min(len(jobs), self.settings.max_items)
-        # Checked again: detection and the glossary's index were awaited since the first
-        # check, and a key's concurrent requests all passed it uncharged (ten at once went
-        # through a limit of two). Nothing is awaited from here to the charge.
-        self.limits.check(caller, chars)
         ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree
         self.metrics.admitted.inc()

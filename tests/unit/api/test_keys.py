@@ -121,15 +121,21 @@ async def test_characters_per_minute_limit_is_exact(serve, tmp_path: Path) -> No
 async def test_concurrent_requests_that_detect_their_source_keep_the_limits(
     serve, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    # Detection is awaited between the limits' check and the charge: all ten passed both.
+    # Detection is awaited between the limits' check and the charge: all concurrent requests
+    # passed both.
     path = tmp_path / "keys"
     key = add_key(path, "alice")
     body = {"text": "Good morning, my friend.", "source_lang": "auto", "target_lang": "fr"}
     for limits in ({"key_requests_per_minute": 2}, {"key_chars_per_day": 2 * 24}):
         async with serve(api_keys_file=path, **limits) as (_app, c):
-            sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(10)]
+            first = await c.post("/v1/translate", json=body, headers=auth(key))
+            assert first.status_code == 200
+            sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(9)]
             statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
-            assert statuses == [200] * 2 + [429] * 8, limits
+            assert statuses == [200] + [429] * 8, limits
+            metrics = (await c.get("/metrics")).text
+        # The refused requests' sentences were not looked up: no hits counted for them.
+        assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics, limits
 
 
 async def test_unnamed_keys_are_not_counted_per_key(serve) -> None:  # type: ignore[no-untyped-def]
