@@ -133,7 +133,9 @@ class ModelSettings(_Base):
     directory, or a hub id (only where the machine has internet)."""
 
     data_dir: Path = Field(default_factory=_default_data_dir)
-    """Where prepared models are cached."""
+    """Where prepared models are cached (and, by default, DeepL's stored glossaries and
+    scripts/build-llama-cpp's build); default: $XDG_CACHE_HOME/dragoman, else
+    ~/.cache/dragoman."""
 
     weights: Literal["host", "full", "w8a8", "w4a16"] = "host"
     """Which form of a catalogue model's weights the engine loads: `full` (the GGUF dequantized
@@ -196,7 +198,8 @@ class EngineSettings(ModelSettings):
 
     cpu_kvcache_space_gib: int | None = Field(default=None, ge=1)
     """KV-cache size in GiB on a CPU engine (VLLM_CPU_KVCACHE_SPACE). Default: what
-    max_num_seqs full-length sequences need, twice over, within a quarter of free memory."""
+    max_num_seqs full-length sequences need, twice over, at least 2, at most a quarter of free
+    memory."""
 
     tcmalloc: bool | None = None
     """Preload libtcmalloc into the CPU engine (vLLM allocates faster with it). Default: when
@@ -475,9 +478,9 @@ class ServeSettings(EngineSettings):
     empty: no CORS headers."""
 
     metrics_key: SecretStr | None = None
-    """When set, /metrics and /v1/info need `Authorization: Bearer <this key>` (prefer the
-    DRAGOMAN_METRICS_KEY environment variable to the flag); empty: none, as for the other
-    keys."""
+    """When set, /metrics, /v1/info and /v1/stats (the dashboard's feed) need
+    `Authorization: Bearer <this key>` (prefer the DRAGOMAN_METRICS_KEY environment variable to
+    the flag); empty: none, as for the other keys."""
 
     @field_validator("metrics_key", mode="before")
     @classmethod
