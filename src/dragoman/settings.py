@@ -193,8 +193,9 @@ class EngineSettings(ModelSettings):
 
     cpu_threads: str = "host"
     """CPU engine's OpenMP threads (VLLM_CPU_OMP_THREADS_BIND): `all` usable CPUs,
-    `reserve-one` (vLLM's default: one core left to the front end), a CPU list such as `0-1`,
-    or `host`: every core on hosts of up to 4 CPUs (measured faster there), else reserve-one."""
+    `reserve-one` (vLLM's default, also spelt `auto`: one core left to the front end), a CPU
+    list such as `0-1`, `nobind` (threads not pinned to CPUs), or `host`: every core on hosts
+    of up to 4 CPUs (measured faster there), else reserve-one."""
 
     cpu_kvcache_space_gib: int | None = Field(default=None, ge=1)
     """KV-cache size in GiB on a CPU engine (VLLM_CPU_KVCACHE_SPACE). Default: what
