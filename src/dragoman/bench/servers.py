@@ -216,6 +216,8 @@ def engine_flags(s: EngineSettings) -> list[str]:
     ]
     if s.enforce_eager is not None:
         flags += ["--enforce-eager", str(s.enforce_eager).lower()]
+    if s.block_size is not None:
+        flags += ["--block-size", str(s.block_size)]
     if s.cpu_kvcache_space_gib is not None:
         flags += ["--cpu-kvcache-space-gib", str(s.cpu_kvcache_space_gib)]
     if s.tcmalloc is not None:
@@ -342,6 +344,8 @@ def launch_vllm_serve(
     ]
     if kw["enforce_eager"]:
         cmd.append("--enforce-eager")
+    if "block_size" in kw:  # the peer gets the block size the bench gives dragoman
+        cmd += ["--block-size", str(kw["block_size"])]
     env = {**os.environ, **plan.env()}
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log, env), log)
     return _wait(launched, "/health", timeout, False)

@@ -1,0 +1,49 @@
+"""The flags the bench starts its servers with: every engine setting given to `dragoman bench`
+reaches the dragoman servers and vLLM's own server it compares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dragoman.bench import servers
+from dragoman.settings import EngineSettings
+
+
+def _flag(flags: list[str], name: str) -> str | None:
+    return flags[flags.index(name) + 1] if name in flags else None
+
+
+def test_engine_flags_pass_the_block_size_when_given() -> None:
+    assert _flag(servers.engine_flags(EngineSettings(block_size=32)), "--block-size") == "32"
+
+
+def test_engine_flags_leave_the_block_size_to_vllm_by_default() -> None:
+    assert "--block-size" not in servers.engine_flags(EngineSettings())
+
+
+def test_vllm_serve_peer_gets_the_block_size_when_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Plan:
+        def env(self) -> dict[str, str]:
+            return {}
+
+    kw: dict[str, Any] = {
+        "dtype": "bfloat16",
+        "max_model_len": 2048,
+        "max_num_seqs": 16,
+        "max_num_batched_tokens": 8192,
+        "gpu_memory_utilization": 0.3,
+        "enforce_eager": True,
+        "block_size": 32,
+    }
+    started: list[list[str]] = []
+    monkeypatch.setattr("dragoman.engine.vllm_engine.engine_setup", lambda s, path: (Plan(), kw))
+    monkeypatch.setattr(servers, "_popen", lambda cmd, log, env=None: started.append(cmd))
+    monkeypatch.setattr(servers, "_wait", lambda launched, path, timeout, probe: launched)
+
+    servers.launch_vllm_serve(tmp_path, "/models/m", EngineSettings(block_size=32))
+    assert _flag(started[0], "--block-size") == "32"
