@@ -45,8 +45,10 @@ def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
 
 def serve(settings: ServeSettings) -> None:
     from dragoman.engine.choice import resolve_architecture
+    from dragoman.listen import check_listen
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
+    check_listen(settings.host, settings.port)  # before a model is prepared or loaded
     langs = languages_for(settings.model, settings.languages)
     settings, engine = resolve_architecture(settings)
     log.info("engine: %s (%s)", engine.value, engine.reason)

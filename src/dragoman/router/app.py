@@ -228,6 +228,9 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
 def route(settings: RouteSettings) -> None:
     import uvicorn
 
+    from dragoman.listen import check_listen
+
+    check_listen(settings.host, settings.port)
     app = build_router_app(settings)
     uvicorn.run(
         app,
