@@ -185,7 +185,9 @@ class EngineSettings(ModelSettings):
     for other models on the same card)."""
 
     max_model_len: int = Field(default=2048, ge=128)
-    """Longest prompt plus output, in tokens; longer texts are refused with 413."""
+    """Longest prompt plus output, in tokens, of one engine request (a text, or a sentence of a
+    cut-up one): the output budget shrinks to what fits, and a piece whose prompt leaves under
+    16 tokens for it is refused with 413 `text_too_long`."""
 
     dtype: Literal["host", "auto", "bfloat16", "float16", "float32"] = "host"
     """Weights and activations dtype. `host`: bfloat16 on a GPU or a CPU with native bf16
