@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 
 def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
     """The languages `model` serves (its catalogue entry's, else all we know), restricted to
-    `wanted` when given."""
-    from dragoman.errors import UnsupportedLanguage
+    `wanted` when given. A code it does not serve is wrong input (exit 2), as a bad flag is."""
+    from dragoman.errors import ConfigError
     from dragoman.languages import NAMES
 
     entry = CATALOGUE.get(model)
@@ -39,7 +39,7 @@ def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
         return known
     unknown = [code for code in wanted if code not in known]
     if unknown:
-        raise UnsupportedLanguage(f"--languages: {', '.join(unknown)} not served by {model}")
+        raise ConfigError(f"--languages: {', '.join(unknown)} not served by {model}")
     return tuple(wanted)
 
 

@@ -7,7 +7,10 @@ import gc
 import threading
 from pathlib import Path
 
+import pytest
+
 from dragoman.api.serve import freeze_heap, run
+from dragoman.cli import main
 from dragoman.errors import EngineDead
 from dragoman.metrics import Metrics
 from dragoman.settings import ServeSettings
@@ -60,3 +63,14 @@ def test_freeze_heap_puts_the_live_objects_out_of_the_collectors_sight() -> None
         assert len(gc.get_objects()) < frozen  # what is left to scan is what came after
     finally:
         gc.unfreeze()
+
+
+def test_serve_with_a_language_it_cannot_serve_exits_2_before_listening(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--languages is a flag like any other: wrong input exits 2, as the README says."""
+    argv = ["serve", "--architecture", "echo", "--languages", "en,xx", "--port", "0"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "dragoman: error: --languages: xx not served by qwen2.5-coder-0.5b-instruct\n"
+    )
