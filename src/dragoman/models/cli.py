@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dragoman.errors import ModelError
+from dragoman.errors import ConfigError
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import is_prepared, model_dir, prepare
 from dragoman.settings import ModelSettings
@@ -16,8 +16,8 @@ from dragoman.settings import ModelSettings
 
 def run_prepare(settings: ModelSettings) -> None:
     console = Console(stderr=True)
-    if settings.model not in CATALOGUE:
-        raise ModelError(
+    if settings.model not in CATALOGUE:  # wrong input (exit 2), not a failed preparation
+        raise ConfigError(
             f"{settings.model!r} is not in the catalogue; a local model directory needs no "
             "preparation (see `dragoman model list`)"
         )
