@@ -7,8 +7,12 @@ import sys
 
 import httpx
 
-from dragoman.errors import ConfigError, DragomanError
+from dragoman.errors import ConfigError, DragomanError, UnsupportedLanguage
 from dragoman.settings import TranslateSettings
+
+# The server's answers that say the command's own input is wrong (an unknown language, a text
+# too long or empty); a refused key, a full or draining server are the work failing (exit 1).
+_WRONG_INPUT = frozenset({400, 413, 422})
 
 
 class _ServerError(DragomanError):
@@ -39,6 +43,8 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
         message = body["error"]["message"]
     except (ValueError, KeyError, IndexError, TypeError):
         message = f"{s.server} answered {reply.status_code} and is not a dragoman server"
+    if reply.status_code in _WRONG_INPUT:  # --to, --source or the text: exit 2, as a bad flag
+        raise ConfigError(str(message))
     raise _ServerError(str(message))
 
 
@@ -50,7 +56,10 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.models.prepare import prepare
 
     langs = languages_for(s.model)
-    check_pair(s.source, s.to, langs)
+    try:
+        check_pair(s.source, s.to, langs)
+    except UnsupportedLanguage as exc:  # checked before the engine starts: wrong input
+        raise ConfigError(exc.message) from None
     if s.model in CATALOGUE:
         prepare(s.model, s.data_dir, weights=weights_for(s))
     print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)

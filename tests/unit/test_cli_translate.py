@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,30 @@ def test_translate_sends_its_key_to_a_server_with_keys_on(
         assert main(argv) == 0
     finally:
         server.stop()
+
+
+def test_translate_with_a_language_the_server_refuses_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--to xx` is wrong input, as a bad flag is (exit 2); the server's message is the line."""
+    server = launch_echo(tmp_path, "en,fr")
+    try:
+        assert main(["translate", "Hello", "--to", "xx", "--server", server.url]) == 2
+        assert capsys.readouterr().err == (
+            "dragoman: error: target_lang: unknown language code 'xx' (ISO 639-1)\n"
+        )
+    finally:
+        server.stop()
+
+
+def test_translate_with_an_unknown_language_and_no_server_exits_2_before_any_engine(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on: the engine would start here
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    argv = ["translate", "Hello", "--to", "xx", "--server", f"http://127.0.0.1:{free}"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "dragoman: error: target_lang: unknown language code 'xx' (ISO 639-1)\n"
+    )
