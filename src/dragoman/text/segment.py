@@ -21,6 +21,10 @@ SplitMode = Literal["0", "1", "nonewlines"]
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
 _CLAUSE = re.compile(r"[,;:，；：、。]\s*")
 _SPACE = re.compile(r"\s+")
+# Where a long run of text may be cut for sentencex: after a sentence end (a Latin one only
+# before a space: "3.14", "e.g" and URLs hold full stops), else at a space.
+_STOP = re.compile(r"[.!?…][\"'”’»)\]]*\s+|[。！？][」』”’)）]*\s*")
+_WINDOW = 1_000
 _LINES = re.compile(r"(?<=\n)(?=.)", re.DOTALL)
 
 
@@ -50,14 +54,17 @@ def _piece(raw: str) -> Piece:
     return Piece(raw[:start], core, raw[start + len(core) :])
 
 
-def _cut(core: str, max_chars: int) -> list[str]:
-    """`core` in parts of at most `max_chars`, cut after the last clause mark or space that
-    fits, else hard. The parts concatenate to `core`."""
+def _cut(
+    core: str, max_chars: int, marks: tuple[re.Pattern[str], ...] = (_CLAUSE, _SPACE)
+) -> list[str]:
+    """`core` in parts of at most `max_chars`, cut after the last of the first of `marks`
+    that fits in the second half (a clause mark, else a space), else hard. The parts
+    concatenate to `core`."""
     parts = []
     while len(core) > max_chars:
         window = core[: max_chars + 1]
         at = max_chars
-        for mark in (_CLAUSE, _SPACE):  # a clause mark in the second half, else a space
+        for mark in marks:
             ends = [
                 m.end() for m in mark.finditer(window) if max_chars // 2 <= m.end() <= max_chars
             ]
@@ -68,6 +75,20 @@ def _cut(core: str, max_chars: int) -> list[str]:
         core = core[at:]
     parts.append(core)
     return parts
+
+
+def _segment(language: str, text: str) -> list[str]:
+    """sentencex's sentences of `text`, given it a window of at most `_WINDOW` characters at a
+    time, each cut after a sentence end: on longer input it drops paragraph breaks (past ~10 KB:
+    a 13.5 KB text came back 4 characters short) and takes time quadratic in unclosed quotes
+    (100,000 of them held the event loop 10 s)."""
+    if len(text) <= _WINDOW:
+        return list(sentencex.segment(language, text))
+    return [
+        s
+        for part in _cut(text, _WINDOW, (_STOP, _SPACE))
+        for s in sentencex.segment(language, part)
+    ]
 
 
 def _merge_markers(raws: list[str]) -> list[str]:
@@ -84,13 +105,18 @@ def _merge_markers(raws: list[str]) -> list[str]:
 
 def _merge_soft_breaks(raws: list[str]) -> list[str]:
     """nonewlines: a piece that ends at a newline without ending a sentence joins the next."""
-    out: list[str] = []
+    groups: list[list[str]] = []
+    # Whether the last group's text ends no sentence; told from its last raw with text (a
+    # test of the whole group at each raw was quadratic: 100 KB of headings took 20 s).
+    open_ = False
     for raw in raws:
-        if out and out[-1].strip() and not _SENTENCE_END.search(out[-1].rstrip()):
-            out[-1] += raw
+        if open_:
+            groups[-1].append(raw)
         else:
-            out.append(raw)
-    return out
+            groups.append([raw])
+        if raw.strip():
+            open_ = not _SENTENCE_END.search(raw.rstrip())
+    return ["".join(g) for g in groups]
 
 
 def split(
@@ -101,9 +127,9 @@ def split(
         raws = [text]
     else:
         if mode == "nonewlines":
-            raws = _merge_soft_breaks(list(sentencex.segment(language, text)))
+            raws = _merge_soft_breaks(_segment(language, text))
         else:  # every line on its own, then its sentences
-            raws = [s for line in _LINES.split(text) for s in sentencex.segment(language, line)]
+            raws = [s for line in _LINES.split(text) for s in _segment(language, line)]
         raws = _merge_markers(raws)
     pieces: list[Piece] = []
     for raw in raws:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dragoman.text import segment
 from dragoman.text.segment import join, split
 
 DOC = (
@@ -87,3 +90,52 @@ def test_every_served_language_is_lossless(lang: str) -> None:
     text = "Erster Satz. Zweiter Satz!\nDritter? " * 20
     pieces = split(text, lang)
     assert join(pieces, [p.core for p in pieces if p.core]) == text
+
+
+@pytest.mark.parametrize("mode", ["1", "nonewlines", "0"])
+def test_a_text_past_10_kb_keeps_its_paragraph_breaks(mode: str) -> None:
+    # sentencex drops a paragraph break at about every 10 KB of its input: nonewlines gave
+    # it the whole text, and 13,500 characters came back 4 short.
+    text = "Hello there. How are you?\n\n" * 500
+    pieces = split(text, "en", mode)  # type: ignore[arg-type]
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+
+
+@pytest.mark.parametrize("mode", ["1", "nonewlines"])
+def test_sentencex_is_given_a_window_at_a_time(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its time grows with the square of unclosed quotes: a line of 100,000 held the event
+    # loop 10 s. Each window is cut after a sentence end where there is one.
+    seen: list[str] = []
+    real = segment.sentencex.segment
+
+    def recorded(language: str, text: str) -> list[str]:
+        seen.append(text)
+        return list(real(language, text))
+
+    monkeypatch.setattr(segment.sentencex, "segment", recorded)
+    text = "“" * 5_000 + " word. " + "It goes on. " * 200
+    pieces = split(text, "en", mode)  # type: ignore[arg-type]
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+    assert max(map(len, seen)) <= 1_000
+    assert all(s.endswith(". ") for s in seen[5:-1])
+
+
+def test_nonewlines_reads_each_piece_once_for_its_sentence_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Lines that end no sentence join the next; the joined piece was read whole again at
+    # each line (100 KB of headings took 5-20 s).
+    read = 0
+    real = segment._SENTENCE_END
+
+    class Counted:
+        def search(self, text: str) -> re.Match[str] | None:
+            nonlocal read
+            read += len(text)
+            return real.search(text)
+
+    monkeypatch.setattr(segment, "_SENTENCE_END", Counted())
+    text = "A heading\n\n" * 2_000
+    pieces = split(text, "en", "nonewlines")
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+    assert read <= len(text)
