@@ -88,6 +88,14 @@ class Masked(NamedTuple):
         return out, repairs
 
 
+def spans(text: str) -> list[tuple[int, int]]:
+    """Where `text`'s placeholders are, (start, end) in order: a cut inside one leaves each
+    part a piece of it that is no placeholder, sent to the model as words."""
+    if not _MAYBE.search(text):
+        return []
+    return [m.span() for m in _PLACEHOLDER.finditer(text)]
+
+
 def mask(text: str) -> Masked:
     """`text` with its placeholders (and any literal {n}) replaced by numbered tokens."""
     if not _MAYBE.search(text):

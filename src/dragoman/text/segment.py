@@ -11,10 +11,13 @@ one piece whatever the mode: a short UI string keeps its context."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
 import sentencex
+
+from dragoman.text.placeholders import spans
 
 SplitMode = Literal["0", "1", "nonewlines"]
 
@@ -54,27 +57,68 @@ def _piece(raw: str) -> Piece:
     return Piece(raw[:start], core, raw[start + len(core) :])
 
 
+Spans = Sequence[tuple[int, int]]
+
+
+def _inside(whole: Spans, at: int) -> tuple[int, int] | None:
+    """The span of `whole` (sorted, apart) that a cut at `at` would part, if any."""
+    k = bisect_left(whole, (at,)) - 1  # the last span starting before `at`
+    return whole[k] if k >= 0 and at < whole[k][1] else None
+
+
 def _cut(
-    core: str, max_chars: int, marks: tuple[re.Pattern[str], ...] = (_CLAUSE, _SPACE)
+    core: str,
+    max_chars: int,
+    marks: tuple[re.Pattern[str], ...] = (_CLAUSE, _SPACE),
+    whole: Spans = (),
+    origin: int = 0,
 ) -> list[str]:
     """`core` in parts of at most `max_chars`, cut after the last of the first of `marks`
-    that fits in the second half (a clause mark, else a space), else hard. The parts
+    that fits in the second half (a clause mark, else a space), else hard; never inside a
+    span of `whole` (placeholders, offsets from `core`'s start at `origin`): a part holding
+    one longer than `max_chars` is longer (the model sees it as a token). The parts
     concatenate to `core`."""
     parts = []
-    while len(core) > max_chars:
-        window = core[: max_chars + 1]
+    base = 0
+    while len(core) - base > max_chars:
+        window = core[base : base + max_chars + 1]
         at = max_chars
         for mark in marks:
             ends = [
-                m.end() for m in mark.finditer(window) if max_chars // 2 <= m.end() <= max_chars
+                m.end()
+                for m in mark.finditer(window)
+                if max_chars // 2 <= m.end() <= max_chars
+                and not _inside(whole, origin + base + m.end())
             ]
             if ends:
                 at = ends[-1]
                 break
-        parts.append(core[:at])
-        core = core[at:]
-    parts.append(core)
+        else:
+            span = _inside(whole, origin + base + at)
+            if span is not None:  # before the placeholder, else after it
+                at = max(span[0] - origin - base, 0) or span[1] - origin - base
+        parts.append(core[base : base + at])
+        base += at
+    parts.append(core[base:])
     return parts
+
+
+def _keep_whole(raws: list[str], whole: Spans) -> list[str]:
+    """`raws` (which make up the text) joined again wherever one ends inside a span of
+    `whole`: a sentence end or a line inside a placeholder (a URL's "?a=1.2 ") parts it."""
+    if not whole:
+        return raws
+    out: list[str] = []
+    at = 0
+    held = False  # the cut after out[-1] falls inside a span: the next raw joins it
+    for raw in raws:
+        if held:
+            out[-1] += raw
+        else:
+            out.append(raw)
+        at += len(raw)
+        held = _inside(whole, at) is not None
+    return out
 
 
 def _segment(language: str, text: str) -> list[str]:
@@ -84,11 +128,8 @@ def _segment(language: str, text: str) -> list[str]:
     (100,000 of them held the event loop 10 s)."""
     if len(text) <= _WINDOW:
         return list(sentencex.segment(language, text))
-    return [
-        s
-        for part in _cut(text, _WINDOW, (_STOP, _SPACE))
-        for s in sentencex.segment(language, part)
-    ]
+    parts = _cut(text, _WINDOW, (_STOP, _SPACE))
+    return [s for part in parts for s in sentencex.segment(language, part)]
 
 
 def _merge_markers(raws: list[str]) -> list[str]:
@@ -131,13 +172,20 @@ def split(
         else:  # every line on its own, then its sentences
             raws = [s for line in _LINES.split(text) for s in _segment(language, line)]
         raws = _merge_markers(raws)
+    # A placeholder on one line is never cut (a block of fenced code may be: its lines are
+    # translated on their own, as before).
+    whole = [(a, b) for a, b in spans(text) if "\n" not in text[a:b]]
+    raws = _keep_whole(raws, whole)
     pieces: list[Piece] = []
+    at = 0
     for raw in raws:
         piece = _piece(raw)
+        at += len(raw)
         if len(piece.core) <= max_chars:
             pieces.append(piece)
             continue
-        parts = _cut(piece.core, max_chars)
+        origin = at - len(raw) + len(piece.lead)
+        parts = _cut(piece.core, max_chars, whole=whole, origin=origin)
         for i, part in enumerate(parts):
             cut = _piece(part)
             lead = (piece.lead if i == 0 else "") + cut.lead

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dragoman.text import segment
+from dragoman.text.placeholders import spans
 from dragoman.text.segment import join, split
 
 DOC = (
@@ -139,3 +140,55 @@ def test_nonewlines_reads_each_piece_once_for_its_sentence_end(
     pieces = split(text, "en", "nonewlines")
     assert join(pieces, [p.core for p in pieces if p.core]) == text
     assert read <= len(text)
+
+
+URL = "https://docs.example.com/guide/settings?section=display,time,numbers"
+
+
+def held_whole(text: str, max_chars: int, mode: str = "1") -> bool:
+    """Whether each placeholder of `text` on one line lies inside one piece's core."""
+    pieces = split(text, "en", mode, max_chars=max_chars)  # type: ignore[arg-type]
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+    cores, at = [], 0
+    for p in pieces:
+        cores.append((at + len(p.lead), at + len(p.lead) + len(p.core)))
+        at += len(p.lead) + len(p.core) + len(p.trail)
+    return all(
+        any(a <= start and end <= b for a, b in cores)
+        for start, end in spans(text)
+        if "\n" not in text[start:end]
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A clause mark inside a URL in the second half: the cut fell after "display,", and
+        # the model got "numbers before you start" to translate.
+        "You can change the language of the interface, the time zone of the dates shown, "
+        "the format of numbers and the colours of the editor, and read more about each of "
+        f"them in the user guide at {URL} before you start with the first of the steps.",
+        # A URL longer than a piece: it was cut into pieces of letters sent to the model.
+        "Download it from https://example.com/" + "a" * 1_000 + " and install it.",
+        # Inline code with spaces where the length falls.
+        "Restart the server and check all the logs " * 4
+        + "then run `dragoman serve --architecture echo --port 8000` to test.",
+    ],
+)
+def test_a_placeholder_is_never_cut(text: str) -> None:
+    assert held_whole(text, 200)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            [*"ab .,;:\n", " Dr. ", "word", URL, "`a b, c`", "%(name)s", ":smile:", "a@b.co"]
+        ),
+        max_size=120,
+    ).map("".join),
+    mode=st.sampled_from(["0", "1", "nonewlines"]),
+    max_chars=st.integers(20, 300),
+)
+def test_pieces_hold_whole_placeholders(text: str, mode: str, max_chars: int) -> None:
+    assert held_whole(text, max_chars, mode)
