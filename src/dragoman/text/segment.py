@@ -28,7 +28,11 @@ _SPACE = re.compile(r"\s+")
 # before a space: "3.14", "e.g" and URLs hold full stops), else at a space.
 _STOP = re.compile(r"[.!?…][\"'”’»)\]]*\s+|[。！？][」』”’)）]*\s*")
 _WINDOW = 1_000
-_LINES = re.compile(r"(?<=\n)(?=.)", re.DOTALL)
+# Every line break str.splitlines knows but the separators \x1c-\x1e: a lone CR (old Mac
+# files), U+2028/U+2029 (JavaScript strings) and \v (Word's manual line break) end a line
+# too; a CR before a newline is one break with it.
+_BREAK = re.compile("[\n\r\u2028\u2029\x85\x0b\x0c]")
+_LINES = re.compile("(?<=[\n\u2028\u2029\x85\x0b\x0c])(?=.)|(?<=\r)(?=[^\n])", re.DOTALL)
 
 
 class Piece(NamedTuple):
@@ -164,7 +168,7 @@ def split(
     text: str, language: str, mode: SplitMode = "1", max_chars: int = 300, min_chars: int = 200
 ) -> list[Piece]:
     """The pieces of `text`; "".join(lead + core + trail) == text."""
-    if mode == "0" or (len(text) <= min_chars and "\n" not in text.strip()):
+    if mode == "0" or (len(text) <= min_chars and not _BREAK.search(text.strip())):
         raws = [text]
     else:
         if mode == "nonewlines":
@@ -174,7 +178,7 @@ def split(
         raws = _merge_markers(raws)
     # A placeholder on one line is never cut (a block of fenced code may be: its lines are
     # translated on their own, as before).
-    whole = [(a, b) for a, b in spans(text) if "\n" not in text[a:b]]
+    whole = [(a, b) for a, b in spans(text) if not _BREAK.search(text, a, b)]
     raws = _keep_whole(raws, whole)
     pieces: list[Piece] = []
     at = 0

@@ -192,3 +192,12 @@ def test_a_placeholder_is_never_cut(text: str) -> None:
 )
 def test_pieces_hold_whole_placeholders(text: str, mode: str, max_chars: int) -> None:
     assert held_whole(text, max_chars, mode)
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r\n", "\r", "\u2028", "\u2029", "\x85", "\x0b", "\x0c"])
+def test_every_line_break_ends_a_line(brk: str) -> None:
+    # A lone CR, U+2028 or Word's \v went to the model inside one sentence, at its mercy.
+    text = brk.join(["First line of the list", "Second line here", "Third line"]) + brk
+    assert cores(text) == ["First line of the list", "Second line here", "Third line"]
+    pieces = split(text, "en")
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
