@@ -49,15 +49,23 @@ _BULLET = re.compile(r"(?:[-*•·–]|\d{1,3}[.)])[ \t]+(?=\S)")
 _BULLET_ONLY = re.compile(r"\s*\d{1,3}[.)][ \t]+")
 
 
+# What a piece's text is trimmed of, kept as layout: whitespace (as str.isspace) and the
+# invisible marks a model drops (a byte order mark opening a file, zero-width spaces).
+_LAYOUT = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u200b\u2060"
+)
+
+
 def _piece(raw: str) -> Piece:
-    core = raw.strip()
+    core = raw.strip(_LAYOUT)
     if not core:
         return Piece(raw, "", "")
     start = raw.index(core[0])
     bullet = _BULLET.match(raw, start)
     if bullet:
         start = bullet.end()
-        core = raw[start:].rstrip()
+        core = raw[start:].rstrip(_LAYOUT)
     return Piece(raw[:start], core, raw[start + len(core) :])
 
 

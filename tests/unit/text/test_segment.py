@@ -201,3 +201,11 @@ def test_every_line_break_ends_a_line(brk: str) -> None:
     assert cores(text) == ["First line of the list", "Second line here", "Third line"]
     pieces = split(text, "en")
     assert join(pieces, [p.core for p in pieces if p.core]) == text
+
+
+def test_a_byte_order_mark_and_zero_width_spaces_at_the_edges_are_layout() -> None:
+    # A file read with its BOM sent it to the model, which drops it: the text lost it.
+    text = "\ufeffHello world.\u200b\n\u2060Second line.\n"
+    assert cores(text) == ["Hello world.", "Second line."]
+    pieces = split(text, "en")
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
