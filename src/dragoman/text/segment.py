@@ -11,6 +11,7 @@ one piece whatever the mode: a short UI string keeps its context."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
@@ -109,10 +110,43 @@ def _cut(
             span = _inside(whole, origin + base + at)
             if span is not None:  # before the placeholder, else after it
                 at = max(span[0] - origin - base, 0) or span[1] - origin - base
+            else:
+                at = _character_start(core, base, at)
         parts.append(core[base : base + at])
         base += at
     parts.append(core[base:])
     return parts
+
+
+def _joins(ch: str) -> bool:
+    """Whether `ch` belongs to the character before it: a combining mark (an accent, a Thai
+    tone mark, a Devanagari vowel sign), a zero-width joiner, a skin tone or an emoji tag
+    (Hangul jamo sequences, rare beside whole syllables, are not told)."""
+    cp = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Mn", "Mc", "Me")
+        or cp == 0x200D
+        or 0x1F3FB <= cp <= 0x1F3FF
+        or 0xE0020 <= cp <= 0xE007F
+    )
+
+
+def _character_start(core: str, base: int, at: int) -> int:
+    """`at` (a hard cut from `base`) moved back to where the user-perceived character it falls
+    in starts: a cut between a letter and its accent, inside an emoji sequence or between a
+    flag's two letters gave the model half of it. Unmoved when one runs the whole part."""
+    i = base + at
+    # ... or after a joiner, or after a virama (क्ष: the consonants of a conjunct are one)
+    while i > base and (
+        _joins(core[i]) or core[i - 1] == "\u200d" or unicodedata.combining(core[i - 1]) == 9
+    ):
+        i -= 1
+    flag = 0  # regional indicators pair up into flags from the start of their run
+    while i - flag > base and 0x1F1E6 <= ord(core[i - flag - 1]) <= 0x1F1FF:
+        flag += 1
+    if flag % 2 and 0x1F1E6 <= ord(core[i]) <= 0x1F1FF:
+        i -= 1
+    return i - base if i > base else at
 
 
 def _keep_whole(raws: list[str], whole: Spans) -> list[str]:

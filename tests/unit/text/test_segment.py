@@ -209,3 +209,17 @@ def test_a_byte_order_mark_and_zero_width_spaces_at_the_edges_are_layout() -> No
     assert cores(text) == ["Hello world.", "Second line."]
     pieces = split(text, "en")
     assert join(pieces, [p.core for p in pieces if p.core]) == text
+
+
+@pytest.mark.parametrize(
+    "character",
+    ["e\u0301", "👨\u200d👩\u200d👧", "🇫🇷", "👍🏽", "क्षि", "❤️", "ม่"],
+)
+def test_a_hard_cut_keeps_each_character_whole(character: str) -> None:
+    # Text without a space or clause mark is cut where the length falls: it gave the model
+    # a letter without its accent, half an emoji or a flag's one letter.
+    text = character * 100
+    for max_chars in (20, 21, 22, 23):
+        pieces = split(text, "en", "0", max_chars=max_chars)
+        assert join(pieces, [p.core for p in pieces if p.core]) == text
+        assert all(len(p.core) % len(character) == 0 for p in pieces), max_chars
