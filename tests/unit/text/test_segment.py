@@ -223,3 +223,13 @@ def test_a_hard_cut_keeps_each_character_whole(character: str) -> None:
         pieces = split(text, "en", "0", max_chars=max_chars)
         assert join(pieces, [p.core for p in pieces if p.core]) == text
         assert all(len(p.core) % len(character) == 0 for p in pieces), max_chars
+
+
+def test_a_fenced_code_block_stays_one_piece() -> None:
+    # Its lines went to the model one by one: `print("hello")  # greet` was translated.
+    code = '```python\nimport dragoman\nprint("hello")  # greet\n```'
+    text = f"Install it first.\n\n{code}\n\nThen run it.\n"
+    assert cores(text, min_chars=0) == ["Install it first.", code, "Then run it."]
+    # A ``` that opens no line may pair with a later fence: those lines are cut as before.
+    stray = "Type ``` to open a block.\n```js\ncode()\n```\n"
+    assert cores(stray, min_chars=0) == ["Type ``` to open a block.", "```js", "code()", "```"]
