@@ -124,6 +124,27 @@ async def test_a_long_text_far_beyond_the_context(serve, fake: FakeTranslator) -
         assert r.status_code == 413
 
 
+async def test_a_long_text_keeps_its_paragraphs_with_nonewlines(serve) -> None:  # type: ignore[no-untyped-def]
+    # sentencex, given the whole text, dropped a blank line at about every 10 KB.
+    text = "".join(f"Paragraph {i} is here. It has two sentences.\n\n" for i in range(300))
+    assert len(text) > 13_000
+    async with serve(max_text_chars=100_000) as (_app, c):
+        native = await c.post("/v1/translate", json=body(text, split_sentences="nonewlines"))
+        deepl = await c.post(
+            "/v2/translate",
+            json={
+                "text": [text],
+                "source_lang": "EN",
+                "target_lang": "FR",
+                "split_sentences": "nonewlines",
+            },
+            headers={"authorization": "DeepL-Auth-Key any"},
+        )
+    expected = text.replace("Paragraph", "[fr] Paragraph").replace(" It", " [fr] It")
+    assert native.json()["translations"][0]["text"] == expected
+    assert deepl.json()["translations"][0]["text"] == expected
+
+
 async def test_a_long_html_block_with_inline_tags_is_cut_between_its_tag_pairs(
     serve, fake: FakeTranslator
 ) -> None:  # type: ignore[no-untyped-def]
