@@ -3,11 +3,16 @@ sentences as concurrent engine requests, layout kept, placeholders masked, the c
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
 
 import httpx
+import pytest
 
+from dragoman.service import translation
 from tests.fakes import FakeTranslator
+from tests.unit.api.conftest import wait_for
 
 DOC = (
     "Our new release is out. It brings faster start-up and a smaller memory footprint!\n\n"
@@ -122,6 +127,45 @@ async def test_a_long_text_far_beyond_the_context(serve, fake: FakeTranslator) -
         assert out.count("[fr] ") == 700
         r = await c.post("/v1/translate", json=body("x " * 60_000))
         assert r.status_code == 413
+
+
+async def test_a_document_of_many_sentences_runs_in_as_many_tasks_as_places(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    # A task a sentence made 100,000 for a list of short lines, each run a step before the
+    # loop answered anything else (/ready waited 3 s) and +156 MB held.
+    text = "".join(f"Line {i}.\n" for i in range(400))
+    fake.gate = asyncio.Event()
+    async with serve(max_text_chars=10_000) as (_app, c):
+        before = len(asyncio.all_tasks())
+        sent = asyncio.create_task(c.post("/v1/translate", json=body(text)))
+        await wait_for(lambda: fake.running == 4)  # max_items places
+        assert len(asyncio.all_tasks()) - before < 20
+        fake.gate.set()
+        r = await sent
+    assert r.json()["translations"][0]["text"] == text.replace("Line", "[fr] Line")
+    assert fake.started == 400
+
+
+async def test_a_long_request_is_cut_into_sentences_off_the_event_loop(
+    serve, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # 3 MB of short lines held the loop 5 s while they were cut (/ready unanswered).
+    threads: list[threading.Thread] = []
+    real = translation.plan
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(translation, "plan", recorded)
+    long = "".join(f"Line {i}.\n" for i in range(3_000))
+    assert len(long) > translation.CUT_IN_THREAD
+    async with serve(max_text_chars=100_000) as (_app, c):
+        assert (await c.post("/v1/translate", json=body("A short one."))).status_code == 200
+        assert (await c.post("/v1/translate", json=body(long))).status_code == 200
+    assert threads[0] is threading.main_thread()  # a short request: no thread hop
+    assert threads[1] is not threading.main_thread()
 
 
 async def test_a_long_text_keeps_its_paragraphs_with_nonewlines(serve) -> None:  # type: ignore[no-untyped-def]
