@@ -27,6 +27,7 @@ from typing import IO
 
 import ahocorasick
 
+from dragoman.engine.prompts import PLACEHOLDERS
 from dragoman.engine.protocol import Terms
 from dragoman.errors import DragomanError, InvalidRequest
 from dragoman.text.markup.markers import without_markers
@@ -138,7 +139,8 @@ async def index_of(glossary: Terms) -> TermIndex:
 
 
 def terms_in(text: str, index: TermIndex | None) -> Terms:
-    """The pairs whose source term `text` (a unit: markers are not its words) holds."""
+    """The pairs whose source term `text` (a unit: markers and placeholder tokens are not its
+    words) holds."""
     if index is None:  # the commonest: every unit of every request asks
         return ()
     return index.held(_words([text]))
@@ -153,7 +155,11 @@ def missed(sources: list[str], translations: list[str], index: TermIndex) -> lis
 
 
 def _words(units: list[str]) -> str:
-    return _SPACES.sub(" ", without_markers("\n".join(units)))
+    # Nor are the placeholders' tokens: "{1}" held the term "1" for a text without one.
+    text = without_markers("\n".join(units))
+    if "{" in text:
+        text = PLACEHOLDERS.sub(" ", text)
+    return _SPACES.sub(" ", text)
 
 
 _SPACES = re.compile(r"[^\S\n]+")

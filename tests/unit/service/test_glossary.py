@@ -81,6 +81,15 @@ def test_a_large_glossary_is_one_pass_not_a_search_per_term() -> None:
     assert missed(["Use term42."], ["Utilisez terme42."], index) == []
 
 
+def test_placeholder_tokens_are_not_words() -> None:
+    # A unit is masked ("Hi {name}" -> "Hi {1}"): its token held the term "1", so the model
+    # was asked for "un" and the answer reported "1" missed, for a text with no "1" at all.
+    index = TermIndex((("1", "un"), ("2", "deux")))
+    assert terms_in("Hi {1}, you have {2} new items", index) == ()
+    assert missed(["Hi {1}, you have {2} items"], ["Salut {1}, {2}"], index) == []
+    assert terms_in("You have 1 item", index) == (("1", "un"),)
+
+
 def test_a_combining_mark_is_part_of_its_word() -> None:
     index = TermIndex.of((("phone", "téléphone"),))
     assert terms_in("İPHONE kılıfı", index) == ()  # "İ" lowers to "i" and a combining dot
