@@ -154,8 +154,10 @@ def _fenced_block(text: str, a: int, b: int) -> bool:
     indent) with ```, and its closing ``` ends a line."""
     if not text.startswith("```", a):
         return False
-    line = text.rfind("\n", 0, a) + 1
-    return not text[line:a].strip(" \t") and (b == len(text) or _BREAK.match(text, b) is not None)
+    while a > 0 and text[a - 1] in " \t":
+        a -= 1
+    opens = a == 0 or _BREAK.match(text, a - 1) is not None
+    return opens and (b == len(text) or _BREAK.match(text, b) is not None)
 
 
 def _keep_whole(raws: list[str], whole: Spans) -> list[str]:
@@ -163,17 +165,17 @@ def _keep_whole(raws: list[str], whole: Spans) -> list[str]:
     `whole`: a sentence end or a line inside a placeholder (a URL's "?a=1.2 ") parts it."""
     if not whole:
         return raws
-    out: list[str] = []
+    groups: list[list[str]] = []
     at = 0
-    held = False  # the cut after out[-1] falls inside a span: the next raw joins it
+    held = False  # the cut after the last group falls inside a span: the next raw joins it
     for raw in raws:
         if held:
-            out[-1] += raw
+            groups[-1].append(raw)
         else:
-            out.append(raw)
+            groups.append([raw])
         at += len(raw)
         held = _inside(whole, at) is not None
-    return out
+    return ["".join(g) for g in groups]
 
 
 def _segment(language: str, text: str) -> list[str]:
