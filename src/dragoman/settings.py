@@ -634,7 +634,8 @@ class BenchSettings(EngineSettings):
     """Most seconds per level (requests in flight are still awaited)."""
 
     offline: bool = True
-    """Measure the offline engine's ceiling on the same prompts first."""
+    """Measure the offline engine's ceiling on the same prompts first (it loads the model on
+    this machine). With --url only when asked: --offline."""
 
     offline_requests: int = Field(default=120, ge=1)
     """Prompts submitted at once for the ceiling."""

@@ -57,6 +57,32 @@ def test_a_url_that_is_not_a_server_fails_up_front(
     assert not out.exists()  # nothing run, nothing written
 
 
+@pytest.mark.parametrize(("flag", "ceiling"), [((), False), (("--offline",), True)])
+def test_a_url_is_sent_load_only_unless_the_ceiling_is_asked_for(
+    echo: Launched,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    flag: tuple[str, ...],
+    ceiling: bool,
+) -> None:
+    # The ceiling loads the model on this machine: unasked, a bench of another machine's
+    # server loaded gigabytes here first.
+    from dragoman.bench import offline
+
+    asked: list[int] = []
+
+    def offline_ceiling(s: BenchSettings, items: list[object]) -> dict[str, float]:
+        asked.append(len(items))
+        return {"requests": len(items), "rps": 1.0, "output_tokens_per_s": 1.0, "seconds": 1.0}
+
+    monkeypatch.setattr(offline, "offline_ceiling", offline_ceiling)
+    args = ["--url", echo.url, *flag, "--concurrency", "1", "--requests-per-level", "2"]
+    s = BenchSettings(_cli_parse_args=[*args, "--out", str(tmp_path)])
+    results = asyncio.run(Bench(s, Console(file=io.StringIO())).run())
+    assert bool(asked) is ceiling
+    assert ("offline" in results) is ceiling
+
+
 def test_each_level_counts_its_own_requests(echo: Launched, tmp_path: Path) -> None:
     results, shown = bench(echo.url, tmp_path, concurrency=[2, 2, 2], requests_per_level=5)
     assert [r["summary"]["ok"] for r in results["runs"]] == [5, 5, 5]

@@ -257,7 +257,9 @@ class Bench:
             },
             "runs": [],
         }
-        if self.s.offline:
+        # A server measured at --url may be another machine's: the ceiling (the model loaded
+        # here) runs beside it only when asked.
+        if self.s.offline if "offline" in self.s.model_fields_set else not self.s.url:
             from dragoman.bench.offline import offline_ceiling
 
             with self.console.status("offline ceiling: all prompts at once"):
