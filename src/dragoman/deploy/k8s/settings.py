@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from dragoman import __version__
 from dragoman.settings import ServeSettings
 
 
@@ -23,7 +24,7 @@ class K8sSettings(ServeSettings):
     namespace: str | None = None
     """Namespace of the objects; unset: the one kubectl applies them to."""
 
-    image: str = "dragoman:0.1.0"
+    image: str = f"dragoman:{__version__}"
     """Container image with dragoman installed (the `cpu` and `model` extras for the
     catalogue's models); its entry point is not used: the command is set."""
 

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from dragoman import __version__
 from dragoman.settings import ServeSettings
 
 
@@ -125,8 +126,10 @@ class RaySettings(ServeSettings):
     rayservice_out: Path | None = None
     """Write a KubeRay RayService manifest embedding the Serve config to this file and exit."""
 
-    image: str = "dragoman:latest"
-    """Container image of the RayService's Ray pods (dragoman with the `ray` extra)."""
+    image: str = f"dragoman:{__version__}"
+    """Container image of the RayService's Ray pods (dragoman with the `ray` extra); by
+    default this version's tag, as `deploy k8s`'s (never `latest`: a restarted pod could run
+    another version)."""
 
     worker_memory_gib: float = Field(default=8.0, gt=0)
     """Memory of one RayService worker pod (one model replica and its engine's KV cache)."""
