@@ -49,23 +49,39 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
 
 
 async def _local(s: TranslateSettings, text: str) -> str:
-    from dragoman.api.serve import languages_for
-    from dragoman.engine.vllm_engine import open_vllm, weights_for
+    """The translation from the engine this host would serve with (`serve`'s choice: vLLM, or
+    llama.cpp where it answers one client sooner), started here for the one text."""
+    from dragoman.api.serve import check_llamacpp, languages_for, open_translator
+    from dragoman.detect.detector import LanguageDetector
+    from dragoman.engine.choice import resolve_architecture
+    from dragoman.engine.vllm_engine import weights_for
     from dragoman.languages import check_pair
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
+    from dragoman.settings import EngineSettings, ServeSettings
 
     langs = languages_for(s.model)
+    source = s.source
+    if source == "auto":
+        source = LanguageDetector(langs).detect(text).language or s.to  # no letters: as it is
     try:
-        check_pair(s.source, s.to, langs)
+        check_pair(source, s.to, langs)
     except UnsupportedLanguage as exc:  # checked before the engine starts: wrong input
         raise ConfigError(exc.message) from None
-    if s.model in CATALOGUE:
-        prepare(s.model, s.data_dir, weights=weights_for(s))
-    print(f"no server at {s.server}; starting the engine here (about a minute)...", file=sys.stderr)
-    entry = CATALOGUE.get(s.model)
-    async with open_vllm(s, langs, entry.prompt if entry else "chat") as translator:
-        return (await translator.translate(text, s.source, s.to)).text
+    if source == s.to:
+        return text
+    engine = {name: getattr(s, name) for name in EngineSettings.model_fields}
+    served, choice = resolve_architecture(ServeSettings(**engine, architecture=s.architecture))
+    if served.architecture == "llama-cpp":
+        check_llamacpp(served)
+    elif s.model in CATALOGUE:
+        prepare(s.model, s.data_dir, weights=weights_for(served))
+    print(
+        f"no server at {s.server}; starting the engine here ({choice.value}, about a minute)...",
+        file=sys.stderr,
+    )
+    async with open_translator(served, langs) as translator:
+        return (await translator.translate(text, source, s.to)).text
 
 
 def run_translate(args: list[str]) -> None:

@@ -561,7 +561,7 @@ class TranslateSettings(EngineSettings):
     """Target language (ISO 639-1)."""
 
     source: str = "en"
-    """Source language (ISO 639-1)."""
+    """Source language (ISO 639-1), or `auto`: detected."""
 
     server: str = "http://127.0.0.1:8000"
     """A running dragoman server to ask; when none answers there, the engine is started here."""
@@ -569,6 +569,10 @@ class TranslateSettings(EngineSettings):
     api_key: SecretStr | None = None
     """The key to send the server (`Authorization: Bearer`) when its keys are on; prefer the
     DRAGOMAN_API_KEY environment variable to the flag."""
+
+    architecture: Literal["host", "continuous", "llama-cpp"] = "host"
+    """The engine started here when no server answers: the host's choice (as `serve`'s), vLLM
+    (`continuous`) or llama.cpp (`llama-cpp`)."""
 
 
 class InfoSettings(EngineSettings):

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from dragoman.bench.servers import Launched
+from dragoman.bench.servers import Launched, free_port
+from tests.integration.conftest import quickest_engine
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +49,34 @@ def test_translate_command_bad_language_is_a_one_line_error(live_server: Launche
         text=True,
         timeout=120,
     )
-    assert out.returncode == 1
+    assert out.returncode == 2  # the input is wrong, as a bad flag
     assert out.stderr.strip() == (
         "dragoman: error: target_lang: unknown language code 'xx' (ISO 639-1)"
     )
+
+
+def test_translate_command_without_a_server_starts_the_engine_here_and_detects() -> None:
+    # No server at --server: the engine `serve` would pick starts in the command (here the
+    # quickest one), and `--source auto` is detected as the server would.
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dragoman",
+            "translate",
+            "Merci beaucoup pour votre aide.",
+            "--source",
+            "auto",
+            "--to",
+            "en",
+            "--server",
+            f"http://127.0.0.1:{free_port()}",
+            *quickest_engine(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "thank" in out.stdout.lower()
+    assert "starting the engine here" in out.stderr
