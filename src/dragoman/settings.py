@@ -127,6 +127,21 @@ class _Base(BaseSettings):
         return tuple(sources)
 
 
+class MetricsKeyed(_Base):
+    """The key that guards a server's or the proxy's view of itself."""
+
+    metrics_key: SecretStr | None = None
+    """When set, /metrics, /v1/info and /v1/stats (the dashboard's feed) need
+    `Authorization: Bearer <this key>`, and on the proxy /v1/backends too (prefer the
+    DRAGOMAN_METRICS_KEY environment variable to the flag); empty: none, as for the other
+    keys."""
+
+    @field_validator("metrics_key", mode="before")
+    @classmethod
+    def _no_empty_key(cls, value: object) -> object:
+        return None if value == "" else value
+
+
 class ModelSettings(_Base):
     model: str = DEFAULT_MODEL
     """Model to serve: a catalogue name (see `dragoman model list`), a local Hugging Face model
@@ -329,7 +344,7 @@ class ModelSpec(BaseModel):
         return pairs
 
 
-class ServeSettings(EngineSettings):
+class ServeSettings(EngineSettings, MetricsKeyed):
     host: str = "127.0.0.1"
     """Address to bind."""
 
@@ -479,16 +494,6 @@ class ServeSettings(EngineSettings):
     cors_origins: str = "*"
     """Access-Control-Allow-Origin for browser clients (LibreTranslate's web clients need it);
     empty: no CORS headers."""
-
-    metrics_key: SecretStr | None = None
-    """When set, /metrics, /v1/info and /v1/stats (the dashboard's feed) need
-    `Authorization: Bearer <this key>` (prefer the DRAGOMAN_METRICS_KEY environment variable to
-    the flag); empty: none, as for the other keys."""
-
-    @field_validator("metrics_key", mode="before")
-    @classmethod
-    def _no_empty_key(cls, value: object) -> object:
-        return None if value == "" else value
 
     engine_check_interval: float = Field(default=5.0, gt=0)
     """Seconds between checks that the engine is alive, with or without traffic: a dead engine
@@ -877,7 +882,7 @@ class BackendSpec(BaseModel):
         return value.rstrip("/")
 
 
-class RouteSettings(_Base):
+class RouteSettings(MetricsKeyed):
     backends: list[BackendSpec] = []
     """Backends: in a TOML config ([[backends]] url/name/pairs), or as a JSON list on the
     command line; `--backend-urls` is the short form."""

@@ -338,3 +338,25 @@ async def test_a_stream_broken_off_by_its_backend_gives_its_place_back(
                     async for _line in r.aiter_lines():
                         pass
     await asyncio.to_thread(wait_until, lambda: backends(router)["b0"]["outstanding"] == 0)
+
+
+def test_the_metrics_key_guards_the_proxys_view_of_itself(
+    logs: Path, stop_all: list[Launched]
+) -> None:
+    """The proxy's /metrics, /v1/stats and /v1/backends (its backends' addresses) were open
+    to anyone who could reach it, with no way to close them as `serve --metrics-key` does."""
+    backend = launch_echo(logs, "en,fr")
+    stop_all.append(backend)
+    router = start(logs, stop_all, backend, extra=("--metrics-key", "m-secret"))
+    with httpx.Client(base_url=router.url, timeout=30) as c:
+        for path in ("/metrics", "/v1/stats", "/v1/backends"):
+            r = c.get(path)
+            assert r.status_code == 401, path
+            assert r.json()["error"]["code"] == "missing_api_key"
+            r = c.get(path, headers={"Authorization": "Bearer wrong"})
+            assert r.json()["error"]["code"] == "invalid_api_key", path
+            r = c.get(path, headers={"Authorization": "Bearer m-secret"})
+            assert r.status_code == 200, path
+        # the key guards the view, not the service: translations and health stay open
+        assert c.post("/v1/translate", json=body("hello")).status_code == 200
+        assert c.get("/ready").status_code == 200

@@ -26,8 +26,10 @@ def start(
     router = launch_router(logs, "--backend-urls", urls, *CHECKS, *extra)
     stop_all.append(router)
     # Wait until every backend is admitted (pairs learned, thresholds passed).
+    key = extra[extra.index("--metrics-key") + 1] if "--metrics-key" in extra else None
+    headers = {"Authorization": f"Bearer {key}"} if key else None
     for _ in range(100):
-        state = httpx.get(f"{router.url}/v1/backends").json()
+        state = httpx.get(f"{router.url}/v1/backends", headers=headers).json()
         if all(b["healthy"] for b in state):
             break
         time.sleep(0.1)

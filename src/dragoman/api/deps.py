@@ -21,7 +21,7 @@ from dragoman.service.deadline import Deadline, parse_timeout
 from dragoman.service.generation import GenerationService
 from dragoman.service.keys import Caller, KeyStore
 from dragoman.service.translation import TranslationService
-from dragoman.settings import ServeSettings
+from dragoman.settings import MetricsKeyed, ServeSettings
 
 
 async def get_settings(request: Request) -> ServeSettings:
@@ -76,10 +76,10 @@ async def get_caller(request: Request) -> Caller:
     return keys.authenticate(bearer(request))
 
 
-async def require_metrics_key(
-    request: Request, settings: Annotated[ServeSettings, Depends(get_settings)]
-) -> None:
-    """/metrics and /v1/info: open unless --metrics-key is set."""
+async def require_metrics_key(request: Request) -> None:
+    """A server's or the proxy's /metrics, /v1/info, /v1/stats (and the proxy's /v1/backends):
+    open unless --metrics-key is set."""
+    settings: MetricsKeyed = request.app.state.settings
     if settings.metrics_key is None:
         return
     token = bearer(request)

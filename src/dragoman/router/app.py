@@ -19,6 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from dragoman import __version__
 from dragoman.api._disconnect import cancel_on_disconnect
 from dragoman.api.cors import Cors
+from dragoman.api.deps import require_metrics_key
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import error_response, register_error_handlers, render
 from dragoman.api.translate.protocol import TranslateRequest
@@ -99,6 +100,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
         docs_url=None,  # web/docs.py: from this server's files
         redoc_url=None,
     )
+    app.state.settings = settings
     app.state.pool = pool
     app.state.metrics = metrics
     app.state.stats = stats
@@ -203,7 +205,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
             return error_response(503, "no_healthy_backend", "no backend is healthy")
         return JSONResponse({"status": "ready", "healthy_backends": healthy})
 
-    @app.get("/v1/backends")
+    @app.get("/v1/backends", dependencies=[Depends(require_metrics_key)])
     async def backends(pool: PoolDep) -> list[dict[str, Any]]:
         return [
             {
@@ -216,7 +218,7 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
             for b in pool.backends
         ]
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False, dependencies=[Depends(require_metrics_key)])
     async def metrics_route() -> Response:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 

@@ -57,7 +57,7 @@ async def stats(request: Request, since: float | None = _SINCE) -> JSONResponse:
 router_stats = APIRouter(tags=["system"])
 
 
-@router_stats.get("/v1/stats")
+@router_stats.get("/v1/stats", dependencies=[Depends(require_metrics_key)])
 async def proxy_stats(request: Request, since: float | None = _SINCE) -> JSONResponse:
     """The proxy's traffic and every backend's health, load, rate and latency, a point a
     second for the last five minutes."""
