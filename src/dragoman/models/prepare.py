@@ -7,6 +7,7 @@ renamed into it only when complete, so an interrupted run leaves nothing half-ma
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib.util
@@ -14,7 +15,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dragoman.errors import ModelError
@@ -39,13 +40,35 @@ def model_dir(data_dir: Path, name: str, weights: str = "full") -> Path:
 
 
 def is_prepared(path: Path, sha256: str = "") -> bool:
-    """`path` was made whole (its marker is written last), and, when `sha256` is given, made
-    from the GGUF of that checksum: a catalogue update keeping a model's name makes the
-    directory prepared from the older file stale."""
+    """`path` was made whole (its marker is written last) and is whole still, and, when
+    `sha256` is given, made from the GGUF of that checksum: a catalogue update keeping a
+    model's name makes the directory prepared from the older file stale."""
     marker = path / READY_MARKER
     if not (marker.is_file() and (path / "config.json").is_file()):
         return False
-    return not sha256 or marker.read_text().strip() == sha256
+    made_from, *_ = marker.read_text().splitlines() or [""]
+    return (not sha256 or made_from.strip() == sha256) and not damage(path)
+
+
+def damage(path: Path) -> str:
+    """What is wrong with the files of the prepared directory `path` against the sizes its
+    marker lists ("" when nothing is, or when the marker, an older release's, lists none): a
+    file deleted or cut short (a full disk, a copy stopped midway) is found here, in a stat
+    each, rather than as a traceback deep in the engine's loader."""
+    marker = path / READY_MARKER
+    try:
+        _, *listed = marker.read_text().splitlines()
+    except (OSError, ValueError):
+        return f"{marker.name} is unreadable"
+    for line in listed:
+        size, _, name = line.partition("\t")
+        try:
+            actual = (path / name).stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if str(actual) != size:
+            return f"{name} has {actual} bytes, not {size}"
+    return ""
 
 
 def resolve_model(model: str, data_dir: Path, weights: str = "full") -> str:
@@ -55,9 +78,12 @@ def resolve_model(model: str, data_dir: Path, weights: str = "full") -> str:
         path = model_dir(data_dir, model, weights)
         if not is_prepared(path, entry.sha256):
             flag = "" if weights == "full" else f" --weights {weights}"
+            broken = damage(path) if (path / READY_MARKER).is_file() else ""
+            state = (
+                f"is damaged in {path} ({broken})" if broken else f"is not prepared in {data_dir}"
+            )
             raise ModelError(
-                f"model {model!r} ({weights} weights) is not prepared in {data_dir}; "
-                f"run `dragoman model prepare{flag}`"
+                f"model {model!r} ({weights} weights) {state}; run `dragoman model prepare{flag}`"
             )
         return str(path)
     local = Path(model).expanduser()
@@ -143,35 +169,97 @@ def prepare(
     full = model_dir(data_dir, name)
     final = model_dir(data_dir, name, weights)
     if is_prepared(final, entry.sha256):
+        _tidy(final.parent, name)
         return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
-    try:
-        gguf = _cached_gguf(entry, data_dir) or assemble(entry, work / entry.gguf_name, progress)
-        if not is_prepared(full, entry.sha256):
-            progress("convert", 0, 1)
-            out = work / "hf"
-            convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
-            _finish(out, full, entry.sha256)
-            progress("convert", 1, 1)
-        if weights != "full":
-            from dragoman.models.quantize import FORMS, quantize
+    if weights != "full":
+        from dragoman.models.quantize import FORMS
 
-            if weights not in FORMS:
-                raise ModelError(f"unknown weights {weights!r}; known: full, {', '.join(FORMS)}")
-            progress(f"quantize to {weights}", 0, 1)
-            out = work / weights
-            quantize(gguf, full, out, weights)
-            _finish(out, final, entry.sha256)
-            progress(f"quantize to {weights}", 1, 1)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if weights not in FORMS:
+            raise ModelError(f"unknown weights {weights!r}; known: full, {', '.join(FORMS)}")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # One process prepares a model at a time (two starts at once, two pods on one volume):
+    # the other waits and finds it made. Under the lock, what a killed run left is removed.
+    with _locked(final.parent / f".{name}.lock"):
+        if is_prepared(final, entry.sha256):
+            return final
+        _remove_leftovers(final.parent, name)
+        work = Path(tempfile.mkdtemp(prefix=f".{name}{_PARTIAL}", dir=final.parent))
+        try:
+            _make(entry, data_dir, work, full, final, weights, progress)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return final
 
 
+_PARTIAL = ".partial-"
+
+
+def _make(
+    entry: CatalogueModel,
+    data_dir: Path,
+    work: Path,
+    full: Path,
+    final: Path,
+    weights: str,
+    progress: Progress,
+) -> None:
+    from dragoman.models.quantize import FORMS, quantize
+
+    gguf = _cached_gguf(entry, data_dir) or assemble(entry, work / entry.gguf_name, progress)
+    if not is_prepared(full, entry.sha256):
+        progress("convert", 0, 1)
+        out = work / "hf"
+        convert_gguf(gguf, out, needs_chat_template=entry.prompt == "chat")
+        _finish(out, full, entry.sha256)
+        progress("convert", 1, 1)
+    if weights in FORMS:
+        progress(f"quantize to {weights}", 0, 1)
+        out = work / weights
+        quantize(gguf, full, out, weights)
+        _finish(out, final, entry.sha256)
+        progress(f"quantize to {weights}", 1, 1)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, wait: bool = True) -> Iterator[bool]:
+    """An exclusive lock on the file `path` (released when the process ends, however it ends);
+    with `wait` false, only if no one holds it: yields whether it is held."""
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def _tidy(models: Path, name: str) -> None:
+    """`_remove_leftovers`, unless a run is preparing `name` now (it removes them itself) or
+    the prepared models are on a volume mounted read-only."""
+    try:
+        with _locked(models / f".{name}.lock", wait=False) as held:
+            if held:
+                _remove_leftovers(models, name)
+    except OSError:
+        pass
+
+
+def _remove_leftovers(models: Path, name: str) -> None:
+    """The work directories of runs preparing `name` that were killed (SIGKILL, a power cut),
+    each up to a GGUF and a converted model in size; the caller holds the model's lock. Also
+    an older release's, named `.<name>-` and mkdtemp's eight characters."""
+    for old in (*models.glob(f".{name}{_PARTIAL}*"), *models.glob(f".{name}-????????")):
+        if old.is_dir():
+            log.info("removing %s, left by an interrupted prepare", old)
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def _finish(out: Path, final: Path, sha256: str) -> None:
-    """Mark `out` complete and move it into place in one rename."""
-    (out / READY_MARKER).write_text(f"{sha256}\n")
+    """Mark `out` complete, with the size of each of its files, and move it into place in one
+    rename."""
+    files = sorted(f for f in out.rglob("*") if f.is_file())
+    sizes = "".join(f"{f.stat().st_size}\t{f.relative_to(out)}\n" for f in files)
+    (out / READY_MARKER).write_text(f"{sha256}\n{sizes}")
     if final.exists():  # a stale, unfinished directory from an older layout
         shutil.rmtree(final)
     out.rename(final)
@@ -226,8 +314,7 @@ def _made(
     Under the lock, the temporary files of a maker that was killed are removed, and the files
     matching the pattern `stale`."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    with open(final.parent / f".{final.name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(final.parent / f".{final.name}.lock"):
         if ready() if ready else final.is_file():
             return final
         for old in final.parent.glob(f".{final.name}-*"):

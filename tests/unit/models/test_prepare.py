@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -90,7 +92,8 @@ def test_prepare_is_atomic_and_idempotent(
     with pytest.raises(ModelError):
         prep.prepare("tiny", data)
     assert not prep.model_dir(data, "tiny").exists()
-    assert list((data / "models").iterdir()) == []  # no temp directory left behind
+    # no temp directory left behind (the lock file stays)
+    assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
 
     monkeypatch.setattr(prep, "convert_gguf", fake_convert)
     path = prep.prepare("tiny", data)
@@ -129,7 +132,11 @@ def test_prepare_quantized_makes_the_full_weights_first_and_keeps_both(
     assert made == [("tiny", "w8a8")]
     with pytest.raises(ModelError, match="unknown weights 'w2'"):
         prep.prepare("tiny", data, weights="w2")
-    assert sorted(p.name for p in (data / "models").iterdir()) == ["tiny", "tiny.w8a8"]
+    assert sorted(p.name for p in (data / "models").iterdir()) == [
+        ".tiny.lock",
+        "tiny",
+        "tiny.w8a8",
+    ]
 
 
 def test_prepare_quantized_reads_the_cached_gguf_instead_of_assembling_again(
@@ -291,3 +298,127 @@ def test_gguf_path_leaves_no_partial_file_when_assembly_fails(
 def test_gguf_path_refuses_a_model_outside_the_catalogue(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not in the catalogue"):
         prep.gguf_path("/some/dir", tmp_path)
+
+
+def _fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+    out.mkdir()
+    (out / "config.json").write_text("{}")
+    (out / "model.safetensors").write_bytes(b"w" * 1000)
+
+
+def test_prepare_removes_what_a_killed_run_left(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A SIGKILL (or a SIGTERM before it was handled) skips the clean-up: each run left its
+    # work directory, a GGUF and a converted model in size, and the next made another.
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    monkeypatch.setattr(prep, "convert_gguf", _fake_convert)
+    models = tmp_path / "data" / "models"
+    left = [models / ".tiny.partial-ab12cd_e", models / ".tiny-q1w2e3r4"]  # this and older
+    other = models / ".tinier.partial-ab12cd_e"  # another model's: not ours to remove
+    for d in (*left, other):
+        d.mkdir(parents=True)
+        (d / "tiny.gguf").write_bytes(b"half")
+    prep.prepare("tiny", tmp_path / "data")
+    assert not any(d.exists() for d in left) and other.exists()
+    # A run killed after the model was made (one making another form) is tidied at the next.
+    left[0].mkdir()
+    prep.prepare("tiny", tmp_path / "data")
+    assert not left[0].exists()
+
+
+def test_prepare_leaves_the_work_of_a_run_in_progress(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    monkeypatch.setattr(prep, "convert_gguf", _fake_convert)
+    data = tmp_path / "data"
+    prep.prepare("tiny", data)
+    busy = data / "models" / ".tiny.partial-inflight"
+    busy.mkdir()
+    with open(data / "models" / ".tiny.lock", "a") as lock:  # another process preparing
+        import fcntl
+
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        prep.prepare("tiny", data)
+    assert busy.exists()
+
+
+def test_two_prepares_at_once_make_the_model_once(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both used to convert, and the second to finish removed the first's finished directory
+    # (which a server may have been loading) or failed to rename over it.
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    calls: list[Path] = []
+
+    def slow_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        calls.append(out)
+        time.sleep(0.3)
+        _fake_convert(gguf, out)
+
+    monkeypatch.setattr(prep, "convert_gguf", slow_convert)
+    data = tmp_path / "data"
+    results: list[Path | BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(prep.prepare("tiny", data))
+        except BaseException as exc:  # reported by the assertion below
+            results.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [data / "models" / "tiny"] * 2
+    assert len(calls) == 1
+    assert prep.is_prepared(data / "models" / "tiny")
+
+
+def test_a_damaged_prepared_model_is_not_ready_and_is_made_again(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    calls: list[Path] = []
+
+    def convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        calls.append(out)
+        _fake_convert(gguf, out)
+
+    monkeypatch.setattr(prep, "convert_gguf", convert)
+    data = tmp_path / "data"
+    path = prep.prepare("tiny", data)
+    weights = path / "model.safetensors"
+    with weights.open("r+b") as f:  # cut short: a full disk, a copy stopped midway
+        f.truncate(400)
+    assert not prep.is_prepared(path, chunked.sha256)
+    with pytest.raises(ModelError) as exc:
+        prep.resolve_model("tiny", data)
+    assert exc.value.message == (
+        f"model 'tiny' (full weights) is damaged in {path} (model.safetensors has 400 bytes, "
+        "not 1000); run `dragoman model prepare`"
+    )
+    assert prep.prepare("tiny", data) == path and len(calls) == 2
+    assert weights.stat().st_size == 1000
+    weights.unlink()
+    assert prep.damage(path) == "model.safetensors is missing"
+    assert prep.prepare("tiny", data) == path and len(calls) == 3
+
+
+def test_a_model_prepared_by_an_older_release_stays_ready(tmp_path: Path) -> None:
+    # Its marker holds the checksum only: no sizes to check, so it is taken as it was.
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / prep.READY_MARKER).write_text("abc\n")
+    assert prep.is_prepared(tmp_path, "abc")
+    assert not prep.is_prepared(tmp_path, "abd")
+
+
+def test_unknown_weights_are_refused_before_any_work(
+    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    monkeypatch.setattr(prep, "convert_gguf", lambda *a, **k: pytest.fail("converted"))
+    with pytest.raises(ModelError, match="unknown weights 'w2'"):
+        prep.prepare("tiny", tmp_path, weights="w2")
