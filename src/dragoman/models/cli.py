@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import time
+from types import FrameType
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
@@ -12,14 +14,31 @@ from dragoman.errors import ConfigError
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import is_prepared, model_dir, prepare
 from dragoman.settings import ModelSettings
+from dragoman.writable import check_dir
 
 
 def run_prepare(settings: ModelSettings) -> None:
+    """SIGTERM and SIGHUP (a supervisor's stop, an init container's deadline, a closed
+    terminal) stop it as Ctrl-C does: its work directory is removed and it exits 130."""
+    previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        _prepare(settings)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _as_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _prepare(settings: ModelSettings) -> None:
     console = Console(stderr=True)
-    if settings.model not in CATALOGUE:  # wrong input (exit 2), not a failed preparation
+    if settings.model not in CATALOGUE:
+        # wrong input, as a mistyped flag is (exit 2)
         raise ConfigError(
-            f"{settings.model!r} is not in the catalogue; a local model directory needs no "
-            "preparation (see `dragoman model list`)"
+            f"{settings.model!r} is not in the catalogue ({', '.join(CATALOGUE)}); a local "
+            "model directory needs no preparation (see `dragoman model list`)"
         )
     from dragoman.engine.vllm_engine import weights_for
 
@@ -29,6 +48,7 @@ def run_prepare(settings: ModelSettings) -> None:
         console.print(f"[green]ready[/] {settings.model} ({weights} weights) at {target}")
         _llamacpp_gguf(settings, console)
         return
+    check_dir(settings.data_dir, "--data-dir")  # before any work: a read-only volume, a typo
     started = time.monotonic()
     with Progress(
         TextColumn("{task.description}"),

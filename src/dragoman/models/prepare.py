@@ -176,19 +176,30 @@ def prepare(
 
         if weights not in FORMS:
             raise ModelError(f"unknown weights {weights!r}; known: full, {', '.join(FORMS)}")
-    final.parent.mkdir(parents=True, exist_ok=True)
     # One process prepares a model at a time (two starts at once, two pods on one volume):
     # the other waits and finds it made. Under the lock, what a killed run left is removed.
-    with _locked(final.parent / f".{name}.lock"):
-        if is_prepared(final, entry.sha256):
-            return final
-        _remove_leftovers(final.parent, name)
-        work = Path(tempfile.mkdtemp(prefix=f".{name}{_PARTIAL}", dir=final.parent))
-        try:
-            _make(entry, data_dir, work, full, final, weights, progress)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+    with _disk_errors(f"cannot prepare {name} in {data_dir}"):
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(final.parent / f".{name}.lock"):
+            if is_prepared(final, entry.sha256):
+                return final
+            _remove_leftovers(final.parent, name)
+            work = Path(tempfile.mkdtemp(prefix=f".{name}{_PARTIAL}", dir=final.parent))
+            try:
+                _make(entry, data_dir, work, full, final, weights, progress)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
     return final
+
+
+@contextlib.contextmanager
+def _disk_errors(what: str) -> Iterator[None]:
+    """A full disk or a data directory that cannot be written, as one line (a ModelError),
+    not a traceback: `what: No space left on device`."""
+    try:
+        yield
+    except OSError as exc:
+        raise ModelError(f"{what}: {exc.strerror or exc}") from exc
 
 
 _PARTIAL = ".partial-"
@@ -313,24 +324,25 @@ def _made(
     at once); the one that waited finds it made (`ready`, by default: the file is there).
     Under the lock, the temporary files of a maker that was killed are removed, and the files
     matching the pattern `stale`."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(final.parent / f".{final.name}.lock"):
-        if ready() if ready else final.is_file():
-            return final
-        for old in final.parent.glob(f".{final.name}-*"):
-            old.unlink(missing_ok=True)
-        if stale:
-            for old in final.parent.glob(stale):
-                if old != final:
-                    log.info("removing %s, an older form of the model", old)
-                    old.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
-        os.close(fd)
-        try:
-            make(Path(tmp))
-            Path(tmp).rename(final)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+    with _disk_errors(f"cannot write {final}"):
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(final.parent / f".{final.name}.lock"):
+            if ready() if ready else final.is_file():
+                return final
+            for old in final.parent.glob(f".{final.name}-*"):
+                old.unlink(missing_ok=True)
+            if stale:
+                for old in final.parent.glob(stale):
+                    if old != final:
+                        log.info("removing %s, an older form of the model", old)
+                        old.unlink(missing_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
+            os.close(fd)
+            try:
+                make(Path(tmp))
+                Path(tmp).rename(final)
+            finally:
+                Path(tmp).unlink(missing_ok=True)
     return final
 
 

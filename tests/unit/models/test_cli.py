@@ -1,21 +1,88 @@
-"""`dragoman model prepare` on a name the catalogue does not have: wrong input, exit 2."""
+"""`dragoman model prepare` at the command line: exit statuses and one-line errors, on the
+tiny chunked model (conftest.py) with a fake conversion."""
 
 from __future__ import annotations
 
+import errno
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
 from dragoman.cli import main
+from dragoman.models import cli as models_cli
+from dragoman.models import prepare as prep
+from dragoman.models.catalogue import CatalogueModel
 
 
-def test_prepare_of_a_model_outside_the_catalogue_exits_2_and_writes_nothing(
+@pytest.fixture
+def tiny(chunked: CatalogueModel, monkeypatch: pytest.MonkeyPatch) -> CatalogueModel:
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", chunked)
+    monkeypatch.setattr(models_cli, "_llamacpp_gguf", lambda *a: None)
+    return chunked
+
+
+def _prepare(data: Path) -> int:
+    return main(
+        ["model", "prepare", "--model", "tiny", "--weights", "full", "--data-dir", str(data)]
+    )
+
+
+def test_an_unknown_model_is_wrong_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["model", "prepare", "--model", "no-such-model", "--data-dir", str(tmp_path)]
-    assert main(argv) == 2
-    assert capsys.readouterr().err == (
-        "dragoman: error: 'no-such-model' is not in the catalogue; a local model directory "
-        "needs no preparation (see `dragoman model list`)\n"
+    assert main(["model", "prepare", "--model", "gemma-3-270M", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dragoman: error: 'gemma-3-270M' is not in the catalogue (")
+    assert "gemma-3-270m" in err and len(err.splitlines()) == 1
+
+
+def test_a_data_dir_that_cannot_be_written_is_wrong_input(
+    tiny: CatalogueModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("")
+    assert _prepare(tmp_path / "file" / "data") == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"dragoman: error: --data-dir {tmp_path}/file/data: {tmp_path}/file is not a folder\n"
     )
-    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(
+    tiny: CatalogueModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def full(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out / "model.safetensors"))
+
+    monkeypatch.setattr(prep, "convert_gguf", full)
+    data = tmp_path / "data"
+    assert _prepare(data) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"dragoman: error: cannot prepare tiny in {data}: No space left on device\n"
+    )
+    assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
+
+
+def test_sigterm_stops_it_as_ctrl_c_does(
+    tiny: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGTERM's default action ended the process at once, its work directory left behind.
+    def stopped(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        (out / "model.safetensors").write_bytes(b"half")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+
+    monkeypatch.setattr(prep, "convert_gguf", stopped)
+    data = tmp_path / "data"
+    assert _prepare(data) == 130
+    assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
