@@ -45,6 +45,7 @@ def _prepare(settings: ModelSettings) -> None:
     weights = weights_for(settings)
     target = model_dir(settings.data_dir, settings.model, weights)
     if is_prepared(target, CATALOGUE[settings.model].sha256):
+        prepare(settings.model, settings.data_dir, weights=weights)  # at once: tidies only
         console.print(f"[green]ready[/] {settings.model} ({weights} weights) at {target}")
         _llamacpp_gguf(settings, console)
         return

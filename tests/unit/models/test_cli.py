@@ -86,3 +86,19 @@ def test_sigterm_stops_it_as_ctrl_c_does(
     assert _prepare(data) == 130
     assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_a_run_on_a_prepared_model_removes_what_a_killed_run_left(
+    tiny: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setattr(prep, "convert_gguf", convert)
+    data = tmp_path / "data"
+    assert _prepare(data) == 0
+    left = data / "models" / ".tiny.partial-k1lled00"
+    left.mkdir()
+    assert _prepare(data) == 0
+    assert not left.exists()
