@@ -299,7 +299,7 @@ def gguf_path(
         _checked(made).write_text(f"{entry.sha256}\n")
         return made
     final = data_dir / "models" / form_name(entry.gguf_name, form, entry.sha256)
-    if final.is_file():
+    if _whole(final):
         return final
     shipped = gguf_path(name, data_dir, progress)
     progress(f"re-encode as {form}", 0, 1)
@@ -308,9 +308,26 @@ def gguf_path(
         final,
         lambda tmp: requantize(shipped, tmp, form),
         stale=f"{form_stem(entry.gguf_name, form)}*.gguf",
+        ready=lambda: _whole(final),
     )
+    _sized(made).write_text(f"{made.stat().st_size}\n")
     progress(f"re-encode as {form}", 1, 1)
     return made
+
+
+def _whole(form: Path) -> bool:
+    """The GGUF form `form` is there with the size noted when it was made: one cut short (a
+    copy stopped midway, a disk that filled) is made again rather than handed to llama.cpp,
+    which fails to load it. A file with no note (an older release's) is taken as it is."""
+    if not form.is_file():
+        return False
+    note = _sized(form)
+    return not note.is_file() or note.read_text().strip() == str(form.stat().st_size)
+
+
+def _sized(form: Path) -> Path:
+    """The note of the size `form` had when it was made."""
+    return form.with_name(f".{form.name}.size")
 
 
 def _made(
@@ -336,6 +353,7 @@ def _made(
                     if old != final:
                         log.info("removing %s, an older form of the model", old)
                         old.unlink(missing_ok=True)
+                        _sized(old).unlink(missing_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
             os.close(fd)
             try:

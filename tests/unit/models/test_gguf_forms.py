@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from gguf.quants import dequantize, quantize
 
+from dragoman.errors import ModelError
 from dragoman.models import prepare as prep
 from dragoman.models.catalogue import CatalogueModel, Chunk
 from dragoman.models.gguf_forms import form_name, requantize
@@ -123,7 +124,14 @@ def test_gguf_path_makes_a_form_once_beside_the_shipped_file(
     # the shipped file is kept beside it (with its checksum's note and the lock files);
     # neither is made again
     assert sorted(p.name for p in made.parent.iterdir()) == sorted(
-        ["tiny.gguf", made.name, ".tiny.gguf.lock", ".tiny.gguf.sha256", f".{made.name}.lock"]
+        [
+            "tiny.gguf",
+            made.name,
+            ".tiny.gguf.lock",
+            ".tiny.gguf.sha256",
+            f".{made.name}.lock",
+            f".{made.name}.size",
+        ]
     )
     calls: list[object] = []
     monkeypatch.setattr(prep, "requantize", lambda *a: calls.append(a))
@@ -131,6 +139,16 @@ def test_gguf_path_makes_a_form_once_beside_the_shipped_file(
     assert prep.gguf_path("tiny", data, form="q8_0") == made
     assert prep.gguf_path("tiny", data) == data / "models" / "tiny.gguf"
     assert calls == []
+    # A form cut short (a copy stopped midway) is made again, not handed to llama.cpp.
+    size = made.stat().st_size
+    with made.open("r+b") as f:
+        f.truncate(size // 2)
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setitem(prep.CATALOGUE, "tiny", entry)
+    assert prep.gguf_path("tiny", data, form="q8_0") == made
+    assert made.stat().st_size == size
+    assert [t.tensor_type for t in gguf.GGUFReader(made).tensors] == [Q.Q8_0]
 
 
 def test_gguf_path_leaves_no_partial_form_when_making_it_fails(
@@ -147,7 +165,7 @@ def test_gguf_path_leaves_no_partial_form_when_making_it_fails(
     monkeypatch.setattr(prep, "_cached_gguf", lambda entry, d: shipped)
     monkeypatch.setattr(prep, "requantize", broken)
     monkeypatch.setitem(prep.CATALOGUE, "tiny", prep.CATALOGUE[next(iter(prep.CATALOGUE))])
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ModelError, match=r"^cannot write .*\.gguf: disk full$"):
         prep.gguf_path("tiny", data, form="q8_0")
     assert [p.name for p in (data / "models").iterdir() if p.suffix != ".lock"] == ["tiny.gguf"]
 
