@@ -152,6 +152,14 @@ class ModelSettings(_Base):
     scripts/build-llama-cpp's build); default: $XDG_CACHE_HOME/dragoman, else
     ~/.cache/dragoman."""
 
+    @field_validator("data_dir")
+    @classmethod
+    def _data_dir(cls, value: Path) -> Path:
+        # `~` comes unexpanded from a systemd unit or a config file (a folder named `~` was
+        # made in the working directory), and a relative folder is read by engine processes
+        # and logs that need not share it: the one folder, spelled absolute, everywhere.
+        return value.expanduser().absolute()
+
     weights: Literal["host", "full", "w8a8", "w4a16"] = "host"
     """Which form of a catalogue model's weights the engine loads: `full` (the GGUF dequantized
     to safetensors; run at `dtype`), `w8a8` (int8 weights and int8 activations per token,

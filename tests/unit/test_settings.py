@@ -201,3 +201,17 @@ def test_tune_choices_are_checked_before_any_server_starts(
     monkeypatch.setattr(tune, "launch_dragoman", launch)
     assert main(["tune", "--out", str(tmp_path / "t"), *args]) == 2
     assert "dragoman: invalid settings" in capsys.readouterr().err
+
+
+def test_data_dir_is_expanded_and_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A systemd unit or a config file passes `~` unexpanded: prepare made `./~/models/...`.
+    from dragoman.settings import ModelSettings
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DRAGOMAN_DATA_DIR", "~/models")
+    assert ModelSettings().data_dir == tmp_path / "home" / "models"
+    monkeypatch.setenv("DRAGOMAN_DATA_DIR", "data")
+    assert ModelSettings().data_dir == tmp_path / "data"
