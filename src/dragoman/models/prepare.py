@@ -46,7 +46,10 @@ def is_prepared(path: Path, sha256: str = "") -> bool:
     marker = path / READY_MARKER
     if not (marker.is_file() and (path / "config.json").is_file()):
         return False
-    made_from, *_ = marker.read_text().splitlines() or [""]
+    try:
+        made_from, *_ = marker.read_text().splitlines() or [""]
+    except (OSError, ValueError):  # overwritten with garbage: not a marker of ours
+        return False
     return (not sha256 or made_from.strip() == sha256) and not damage(path)
 
 

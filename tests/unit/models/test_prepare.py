@@ -388,6 +388,13 @@ def test_a_model_prepared_by_an_older_release_stays_ready(tmp_path: Path) -> Non
     assert not prep.is_prepared(tmp_path, "abd")
 
 
+def test_a_marker_overwritten_with_garbage_is_not_ready(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / prep.READY_MARKER).write_bytes(b"\xff\xfe\x00garbage")
+    assert not prep.is_prepared(tmp_path, "abc")
+    assert prep.damage(tmp_path) == f"{prep.READY_MARKER} is unreadable"
+
+
 def test_unknown_weights_are_refused_before_any_work(
     chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
