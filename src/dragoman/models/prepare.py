@@ -198,11 +198,16 @@ def prepare(
 @contextlib.contextmanager
 def _disk_errors(what: str) -> Iterator[None]:
     """A full disk or a data directory that cannot be written, as one line (a ModelError),
-    not a traceback: `what: No space left on device`."""
+    not a traceback: `what: No space left on device`. safetensors reports its own writes'
+    failures in its own type ("I/O error: No space left on device (os error 28)")."""
+    from safetensors import SafetensorError
+
     try:
         yield
     except OSError as exc:
         raise ModelError(f"{what}: {exc.strerror or exc}") from exc
+    except SafetensorError as exc:
+        raise ModelError(f"{what}: {exc}") from exc
 
 
 _PARTIAL = ".partial-"

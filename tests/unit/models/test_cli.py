@@ -102,3 +102,28 @@ def test_a_run_on_a_prepared_model_removes_what_a_killed_run_left(
     left.mkdir()
     assert _prepare(data) == 0
     assert not left.exists()
+
+
+def test_a_disk_that_fills_while_the_weights_are_written_is_one_line(
+    tiny: CatalogueModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Seen on a 600 MB tmpfs: safetensors raises its own error type, not OSError.
+    from safetensors import SafetensorError
+
+    def full(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        raise SafetensorError(
+            "Error while serializing: I/O error: No space left on device (os error 28)"
+        )
+
+    monkeypatch.setattr(prep, "convert_gguf", full)
+    data = tmp_path / "data"
+    assert _prepare(data) == 1
+    assert capsys.readouterr().err.endswith(
+        f"dragoman: error: cannot prepare tiny in {data}: Error while serializing: I/O error: "
+        "No space left on device (os error 28)\n"
+    )
+    assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
