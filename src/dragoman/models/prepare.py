@@ -245,10 +245,14 @@ def _locked(path: Path, wait: bool = True) -> Iterator[bool]:
     with `wait` false, only if no one holds it: yields whether it is held."""
     with open(path, "a") as lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            yield False
-            return
+            if not wait:
+                yield False
+                return
+            # said, or a second prepare sits silent for the minute the first one takes
+            log.warning("waiting for another process, which holds %s", path)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         yield True
 
 

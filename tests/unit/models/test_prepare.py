@@ -318,7 +318,10 @@ def test_prepare_leaves_the_work_of_a_run_in_progress(
 
 
 def test_two_prepares_at_once_make_the_model_once(
-    chunked: CatalogueModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    chunked: CatalogueModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Both used to convert, and the second to finish removed the first's finished directory
     # (which a server may have been loading) or failed to rename over it.
@@ -347,6 +350,7 @@ def test_two_prepares_at_once_make_the_model_once(
         t.join()
     assert results == [data / "models" / "tiny"] * 2
     assert len(calls) == 1
+    assert "waiting for another process, which holds" in caplog.text
     assert prep.is_prepared(data / "models" / "tiny")
 
 
