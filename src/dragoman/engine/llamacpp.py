@@ -154,7 +154,9 @@ def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
     gguf = "(no GGUF)"
     if entry:
         name = form_name(entry.gguf_name, gguf_form(settings), entry.sha256)
-        gguf = str(settings.data_dir / "models" / name)
+        path = settings.data_dir / "models" / name
+        # as the vLLM row says "not prepared": the path alone read as if the file were there
+        gguf = str(path) if path.is_file() else f"{path} (not made yet: `dragoman model prepare`)"
     try:
         server_launcher(settings)
     except DragomanError as exc:

@@ -437,7 +437,11 @@ def test_llama_cpp_runs_the_q8_0_form_unless_told_to_run_the_shipped_file(
     assert plan.weights.value == "q8_0" and "Q8_0" in plan.weights.reason
     gguf, _ = llamacpp.info_plan(host)
     form = "qwen2.5-coder-0.5b-instruct-q4_k_m.q8_0-v1-1d9614638d18.gguf"  # the shipped sha's
-    assert gguf.startswith(str(tmp_path / "models" / form))
+    assert gguf.startswith(f"{tmp_path / 'models' / form} (not made yet: `dragoman model prepare`)")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / form).write_bytes(b"made")
+    gguf, _ = llamacpp.info_plan(host)
+    assert gguf.startswith(str(tmp_path / "models" / form)) and "not made" not in gguf
     shipped = EngineSettings(data_dir=tmp_path, gguf_weights="shipped")
     assert llamacpp.gguf_form(shipped) == "shipped"
     assert llamacpp.plan_llamacpp(shipped, detect(), str(tmp_path)).weights.value == "shipped"
