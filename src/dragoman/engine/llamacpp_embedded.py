@@ -39,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jinja", action="store_true")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--slot-save-path", default="")
+    p.add_argument("--cache-ram", type=int, default=8192)
     return p
 
 
@@ -60,6 +61,7 @@ def params(args: argparse.Namespace) -> Any:
     p.ui = not args.no_webui
     p.use_jinja = args.jinja
     p.sampling.seed = args.seed
+    p.cache_ram_mib = args.cache_ram
     if args.slot_save_path:  # llama-server's own flag parsing adds the separator
         p.slot_save_path = os.path.join(args.slot_save_path, "")
     return p

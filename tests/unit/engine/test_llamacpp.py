@@ -389,6 +389,7 @@ def test_embedded_server_takes_the_flags_the_command_writes(tmp_path: Path) -> N
     assert (p.n_parallel, p.n_ctx, p.cont_batching) == (16, 16 * 2048, True)
     assert p.cpuparams.n_threads == p.cpuparams_batch.n_threads == 2
     assert p.model_alias == {"m"} and p.ui is False
+    assert p.cache_ram_mib == 0  # llama.cpp's 8 GiB of old prompts' states: memory grew
 
 
 def _wait_for(path: Path, seconds: float) -> None:
