@@ -139,6 +139,8 @@ def insist_note(text: str, target: str, failure: str) -> str:
     if failure == "placeholders":
         kept = " ".join(dict.fromkeys(MARKERS.findall(text) + PLACEHOLDERS.findall(text)))
         return f" The translation must contain each of these exactly once: {kept}."
+    if failure == "prompt":
+        return " Translate this text only, not the examples before it."
     name = language_name(target)
     return f" Write the translation in {name}, not in any other language. " + ANSWER_IN.get(
         target, f"Answer in {name} only."

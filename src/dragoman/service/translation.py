@@ -370,7 +370,7 @@ class TranslationService:
             self.cache.put(key, first)
             return first
         validator = Validator(self.detector)
-        failure = await asyncio.to_thread(validator.check, text, first.text, target)
+        failure = await asyncio.to_thread(validator.check, text, first.text, target, source)
         if failure is None:
             self.cache.put(key, first)
             return first
@@ -380,7 +380,7 @@ class TranslationService:
             return first
         again = Insisted(str(text), insist_note(text, target, failure))
         second = await translator.translate(again, source, target, terms)
-        failed = await asyncio.to_thread(validator.check, text, second.text, target)
+        failed = await asyncio.to_thread(validator.check, text, second.text, target, source)
         outcome = "fixed" if failed is None else "failed"
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)

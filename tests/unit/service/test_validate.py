@@ -59,6 +59,44 @@ def test_a_runaway_reply_is_too_long() -> None:
     assert not too_long("Yes.", "Oui, bien sûr.")
 
 
+def test_a_reply_that_repeats_the_prompts_example_is_not_a_translation(
+    validator: Validator,
+) -> None:
+    # Seen on the real engines: "ha " x 150 came back as the worked example's French sentence.
+    example = "La réunion a été déplacée à jeudi parce que la salle n'était pas disponible."
+    laughter = "ha " * 150
+    assert validator.check(laughter, example + " ha ha", "fr", "en") == "prompt"
+    reworded = "Le meeting a été déplacé à jeudi car la salle n'était pas disponible."
+    assert validator.check(laughter, reworded, "fr", "en") == "prompt"
+    # The text is the example itself: its translation is the example's, rightly.
+    shown = "The meeting was moved to Thursday because the room was not available."
+    assert validator.check(shown, example, "fr", "en") is None
+    assert validator.check(laughter, example, "fr") is None  # no source: no echo check
+    assert validator.check(laughter, "ha ha ha", "fr", "en") is None
+
+
+def test_no_reference_of_the_eval_sets_is_taken_for_the_prompts_example() -> None:
+    from dragoman.eval import sets
+
+    langs = sorted(set(validate.EXAMPLES))
+    items = [
+        item
+        for kind in sets.KINDS
+        for item in sets.build(
+            [(a, b) for a in langs for b in langs if a != b and {a, b} <= sets.languages_for(kind)],
+            [kind],
+            15,
+        )
+    ]
+    assert len(items) > 500
+    echoes = [
+        i.id
+        for i in items
+        if validate.echoes_prompt(i.source, i.reference, i.source_lang, i.target_lang)
+    ]
+    assert echoes == []
+
+
 def test_the_second_request_insists_in_the_target_language() -> None:
     messages = chat_messages(Insisted("Work factor", " Antworte nur auf Deutsch."), "en", "de")
     assert messages[-1]["content"].endswith("Antworte nur auf Deutsch.\n\nWork factor")
@@ -123,6 +161,16 @@ async def test_a_reply_in_the_wrong_language_is_asked_again_once() -> None:
     assert _retries(metrics, "language", "fixed") == 1
 
 
+async def test_a_reply_that_is_the_prompts_example_is_asked_again_once() -> None:
+    example = "La réunion a été déplacée à jeudi parce que la salle n'était pas disponible."
+    engine = Scripted(example, "ha ha ha ha")
+    text, metrics = await _translate(engine, "ha ha ha ha", "fr")
+    assert text == "ha ha ha ha"
+    assert len(engine.sent) == 2 and isinstance(engine.sent[1], Insisted)
+    assert "not the examples" in engine.sent[1].note
+    assert _retries(metrics, "prompt", "fixed") == 1
+
+
 async def test_a_lost_placeholder_is_asked_again_naming_it() -> None:
     engine = Scripted("Bonjour, vous avez des messages.", "Bonjour {1}, vous avez {2} messages.")
     text, metrics = await _translate(engine, "Hello {name}, you have %d messages.", "fr")
@@ -170,7 +218,7 @@ async def test_no_retry_when_the_deadline_leaves_no_time_for_it() -> None:
 
 
 def test_failures_rank_valid_first() -> None:
-    assert [validate.rank(f) for f in (None, *validate.FAILURES)] == [0, 1, 3, 2]
+    assert [validate.rank(f) for f in (None, *validate.FAILURES)] == [0, 1, 4, 3, 2]
 
 
 async def test_a_reply_kept_despite_failing_its_check_is_not_cached() -> None:
