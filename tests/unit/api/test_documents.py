@@ -50,11 +50,12 @@ async def test_sentences_run_concurrently_and_the_layout_is_kept(
     assert fake.started == len(SENTENCES)  # more than max_items (4): they took turns
 
 
+@pytest.mark.parametrize("zero", ["0", 0])  # as DeepL's clients send it, a number too
 async def test_split_sentences_zero_sends_the_text_whole(
-    client: httpx.AsyncClient, fake: FakeTranslator
+    client: httpx.AsyncClient, fake: FakeTranslator, zero: object
 ) -> None:
     text = DOC[:150]  # short enough to be one unit
-    r = await client.post("/v1/translate", json=body(text, split_sentences="0"))
+    r = await client.post("/v1/translate", json=body(text, split_sentences=zero))
     assert (
         r.json()["translations"][0]["text"] == f"[fr] {text.strip()}" + text[len(text.rstrip()) :]
     )
@@ -328,3 +329,12 @@ async def test_a_text_in_a_language_not_served_is_refused_on_every_surface(
     items = r.json()["translations"]
     assert [i["finish_reason"] for i in items] == ["stop", "unchanged", "unchanged"]
     assert [i["text"] for i in items[1:]] == texts[1:]
+
+
+async def test_split_sentences_null_is_the_default_and_true_is_refused(
+    client: httpx.AsyncClient,
+) -> None:
+    r = await client.post("/v1/translate", json=body("Hello. Bye.", split_sentences=None))
+    assert r.status_code == 200, r.text
+    r = await client.post("/v1/translate", json=body("Hello. Bye.", split_sentences=True))
+    assert r.status_code == 422 and "split_sentences" in r.text

@@ -74,6 +74,14 @@ class TranslateRequest(BaseModel):
                 )
         return value
 
+    @field_validator("split_sentences", mode="before")
+    @classmethod
+    def _split_as_deepl(cls, value: object) -> object:
+        """As DeepL's clients send it too: a number (0, 1) or null (the default)."""
+        if value is None:
+            return "1"
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
     @field_validator("source_lang", "target_lang")
     @classmethod
     def _normalise(cls, value: str) -> str:
