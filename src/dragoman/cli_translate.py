@@ -71,7 +71,10 @@ async def _local(s: TranslateSettings, text: str) -> str:
     if source == s.to:
         return text
     engine = {name: getattr(s, name) for name in EngineSettings.model_fields}
-    served, choice = resolve_architecture(ServeSettings(**engine, architecture=s.architecture))
+    # `models=[]`: a config file's or DRAGOMAN_MODELS' `[[models]]` are serve's; read here, they
+    # started every one of them for a text meant for `--model`.
+    serve = ServeSettings(**engine, architecture=s.architecture, models=[])
+    served, choice = resolve_architecture(serve)
     if served.architecture == "llama-cpp":
         check_llamacpp(served)
     elif s.model in CATALOGUE:

@@ -55,3 +55,35 @@ def test_translate_with_an_unknown_language_and_no_server_exits_2_before_any_eng
     assert capsys.readouterr().err == (
         "dragoman: error: target_lang: unknown language code 'xx' (ISO 639-1)\n"
     )
+
+
+def test_translate_without_a_server_ignores_serves_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config file's `[[models]]` are serve's: the local engine is `--model`'s alone."""
+    import dragoman.api.serve as serve
+    import dragoman.models.prepare as prepare
+    from dragoman.engine.echo import open_echo
+    from dragoman.settings import ServeSettings
+
+    config = tmp_path / "dragoman.toml"
+    config.write_text(
+        '[[models]]\nname = "big"\nmodel = "qwen2.5-coder-1.5b-instruct"\n'
+        'languages = ["en", "fr"]\n'
+    )
+    monkeypatch.setenv("DRAGOMAN_CONFIG", str(config))
+    started: list[ServeSettings] = []
+
+    def fake_open(settings: ServeSettings, langs: tuple[str, ...]) -> object:
+        started.append(settings)
+        return open_echo("echo", langs, 0.0)
+
+    monkeypatch.setattr(serve, "open_translator", fake_open)
+    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: None)
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    argv = ["translate", "Hello", "--to", "fr", "--server", url, "--architecture", "continuous"]
+    assert main([*argv, "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "Hello\n"
+    assert [s.models for s in started] == [[]]
