@@ -60,6 +60,10 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.models.prepare import prepare
     from dragoman.settings import EngineSettings, ServeSettings
 
+    if s.architecture not in ("host", "continuous", "llama-cpp"):
+        raise ConfigError(
+            f"--architecture {s.architecture}: translate starts host, continuous or llama-cpp"
+        )
     langs = languages_for(s.model)
     source = s.source
     if source == "auto":

@@ -583,9 +583,13 @@ class TranslateSettings(EngineSettings):
     """The key to send the server (`Authorization: Bearer`) when its keys are on; prefer the
     DRAGOMAN_API_KEY environment variable to the flag."""
 
-    architecture: Literal["host", "continuous", "llama-cpp"] = "host"
+    architecture: Literal[
+        "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
+    ] = "host"
     """The engine started here when no server answers: the host's choice (as `serve`'s), vLLM
-    (`continuous`) or llama.cpp (`llama-cpp`)."""
+    (`continuous`) or llama.cpp (`llama-cpp`). Serve's other values are taken (a config file
+    or DRAGOMAN_ARCHITECTURE shared with `serve` must not fail a translation by a server) and
+    refused only when the engine would start here."""
 
 
 class InfoSettings(EngineSettings):

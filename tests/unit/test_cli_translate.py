@@ -87,3 +87,21 @@ def test_translate_without_a_server_ignores_serves_models(
     assert main([*argv, "--data-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "Hello\n"
     assert [s.models for s in started] == [[]]
+
+
+def test_serves_architecture_in_the_environment_does_not_fail_a_translation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DRAGOMAN_ARCHITECTURE (or a config file) shared with `serve --architecture echo` is
+    taken; only an engine started here needs one translate can start."""
+    server = launch_echo(tmp_path, "en,fr")
+    monkeypatch.setenv("DRAGOMAN_ARCHITECTURE", "echo")
+    try:
+        assert main(["translate", "Hello", "--to", "fr", "--server", server.url]) == 0
+        assert capsys.readouterr().out == "Hello\n"
+    finally:
+        server.stop()
+    assert main(["translate", "Hello", "--to", "fr", "--server", server.url]) == 2
+    assert capsys.readouterr().err.endswith(
+        "--architecture echo: translate starts host, continuous or llama-cpp\n"
+    )
