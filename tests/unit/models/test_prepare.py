@@ -330,7 +330,11 @@ def test_two_prepares_at_once_make_the_model_once(
 
     def slow_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
         calls.append(out)
-        time.sleep(0.3)
+        # Until the other run waits for the lock (a fixed 0.3 s let a slow host start it
+        # after this one had finished: it found the model made and never waited).
+        end = time.monotonic() + 60
+        while "waiting for another process" not in caplog.text and time.monotonic() < end:
+            time.sleep(0.01)
         _fake_convert(gguf, out)
 
     monkeypatch.setattr(prep, "convert_gguf", slow_convert)
