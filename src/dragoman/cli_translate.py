@@ -55,7 +55,7 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.detect.detector import LanguageDetector
     from dragoman.engine.choice import resolve_architecture
     from dragoman.engine.vllm_engine import weights_for
-    from dragoman.languages import check_pair
+    from dragoman.languages import check_code, check_pair
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
     from dragoman.settings import EngineSettings, ServeSettings
@@ -66,14 +66,24 @@ async def _local(s: TranslateSettings, text: str) -> str:
         )
     langs = languages_for(s.model)
     source = s.source
-    if source == "auto":
-        source = LanguageDetector(langs).detect(text).language or s.to  # no letters: as it is
     try:
+        if source == "auto":
+            # As a server answers: a text with no letters, or already in the target language,
+            # as it is; one in no language the model translates from, refused. (Both went on
+            # to check_pair and failed as "source_lang and target_lang are both 'fr'".)
+            check_code("target_lang", s.to, langs)
+            detected = LanguageDetector(langs).detect(text)
+            if detected.has_letters and detected.language is None:
+                raise ConfigError(
+                    f"the text's language is none {s.model} translates from "
+                    f"({', '.join(langs)}); give --source to translate it as one"
+                )
+            source = detected.language or s.to
+            if source == s.to:
+                return text
         check_pair(source, s.to, langs)
     except UnsupportedLanguage as exc:  # checked before the engine starts: wrong input
         raise ConfigError(exc.message) from None
-    if source == s.to:
-        return text
     engine = {name: getattr(s, name) for name in EngineSettings.model_fields}
     # `models=[]`: a config file's or DRAGOMAN_MODELS' `[[models]]` are serve's; read here, they
     # started every one of them for a text meant for `--model`.

@@ -105,3 +105,26 @@ def test_serves_architecture_in_the_environment_does_not_fail_a_translation(
     assert capsys.readouterr().err.endswith(
         "--architecture echo: translate starts host, continuous or llama-cpp\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "out"),
+    [
+        ("12345", 0, "12345\n"),  # no letters: as it is
+        ("Bonjour tout le monde, comment allez-vous aujourd'hui ?", 0, None),  # already French
+        ("Καλημέρα κόσμε, τι κάνεις σήμερα;", 2, ""),  # in no served language
+    ],
+)
+def test_translate_auto_without_a_server_answers_as_a_server_does(
+    text: str, status: int, out: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decided before any engine starts: the server's 200 unchanged, or its 400 (exit 2)."""
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    argv = ["translate", text, "--source", "auto", "--to", "fr", "--server", url]
+    assert main(argv) == status
+    got = capsys.readouterr()
+    assert got.out == (f"{text}\n" if out is None else out)
+    if status == 2:
+        assert "dragoman: error: the text's language is none " in got.err
