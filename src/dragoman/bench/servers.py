@@ -95,7 +95,12 @@ def owning_servers() -> Iterator[None]:
             handler = signal.default_int_handler
         handler(signal.SIGINT, frame)
 
-    previous = {sig: signal.signal(sig, as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # An ignored one stays ignored: under nohup a closed terminal's SIGHUP stopped the bench.
+    previous = {
+        sig: signal.signal(sig, as_interrupt)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) != signal.SIG_IGN
+    }
     try:
         yield
     finally:

@@ -20,7 +20,12 @@ from dragoman.writable import check_dir
 def run_prepare(settings: ModelSettings) -> None:
     """SIGTERM and SIGHUP (a supervisor's stop, an init container's deadline, a closed
     terminal) stop it as Ctrl-C does: its work directory is removed and it exits 130."""
-    previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # An ignored one stays ignored: under nohup a closed terminal's SIGHUP stopped it.
+    previous = {
+        sig: signal.signal(sig, _as_interrupt)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) != signal.SIG_IGN
+    }
     try:
         _prepare(settings)
     finally:

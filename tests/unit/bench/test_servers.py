@@ -47,3 +47,17 @@ def test_vllm_serve_peer_gets_the_block_size_when_given(
 
     servers.launch_vllm_serve(tmp_path, "/models/m", EngineSettings(block_size=32))
     assert _flag(started[0], "--block-size") == "32"
+
+
+def test_owning_servers_leaves_an_ignored_sighup_ignored() -> None:
+    # Under nohup a closed terminal's SIGHUP stopped the bench as Ctrl-C does.
+    import signal
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with servers.owning_servers():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert callable(signal.getsignal(signal.SIGTERM))  # taken as Ctrl-C
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

@@ -127,3 +127,20 @@ def test_a_disk_that_fills_while_the_weights_are_written_is_one_line(
         "No space left on device (os error 28)\n"
     )
     assert [p.name for p in (data / "models").iterdir()] == [".tiny.lock"]
+
+
+def test_prepare_leaves_an_ignored_sighup_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under nohup a closed terminal's SIGHUP stopped a prepare as Ctrl-C does.
+    seen: list[object] = []
+    monkeypatch.setattr(
+        models_cli, "_prepare", lambda s: seen.append(signal.getsignal(signal.SIGHUP))
+    )
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert _prepare(tmp_path) == 0
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert seen == [signal.SIG_IGN]
