@@ -338,3 +338,23 @@ async def test_split_sentences_null_is_the_default_and_true_is_refused(
     assert r.status_code == 200, r.text
     r = await client.post("/v1/translate", json=body("Hello. Bye.", split_sentences=True))
     assert r.status_code == 422 and "split_sentences" in r.text
+
+
+async def test_a_unit_that_fails_aborts_the_others_and_frees_every_place(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    # The workers that take a long text's units in turn: one failing stops the others (each
+    # cancelled in the engine), the units never started count as aborted, no place stays held.
+    fake.max_words = 5
+    fake.gate = asyncio.Event()  # the other units wait in the engine until the test says
+    lines = [f"Line {i}." for i in range(10)]
+    lines[2] = "one two three four five six seven."  # the fake's engine refuses it: 413
+    async with serve(max_text_chars=10_000) as (app, c):
+        r = await c.post("/v1/translate", json=body("\n".join(lines)))
+        assert r.status_code == 413
+        assert fake.running == 0 and fake.cancelled == 3  # the three others taken
+        assert app.state.admission.in_flight == 0
+        metrics = (await c.get("/metrics")).text
+        assert "dragoman_aborted_total 9.0" in metrics  # all but the failed unit
+        fake.gate.set()
+        assert (await c.post("/v1/translate", json=body("Hello.\nAgain."))).status_code == 200
