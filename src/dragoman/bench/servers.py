@@ -22,6 +22,7 @@ from typing import ParamSpec
 
 import httpx
 
+from dragoman.interrupts import stops_as_ctrl_c
 from dragoman.settings import EngineSettings
 
 P = ParamSpec("P")
@@ -86,29 +87,11 @@ def owning_servers() -> Iterator[None]:
     """A command that starts servers, run inside: SIGTERM or SIGHUP (a supervisor's stop, a
     closed terminal) is taken as Ctrl-C is (levels that finished are kept), and on the way
     out, by any path, every server it started is stopped. Only SIGKILL leaves them."""
-
-    def as_interrupt(_signum: int, frame: FrameType | None) -> None:
-        # Whatever handles Ctrl-C now: asyncio.run's cancels its main task, which keeps
-        # what finished; outside it, or with SIGINT ignored, KeyboardInterrupt.
-        handler = signal.getsignal(signal.SIGINT)
-        if not callable(handler):
-            handler = signal.default_int_handler
-        handler(signal.SIGINT, frame)
-
-    # An ignored one stays ignored: under nohup a closed terminal's SIGHUP stopped the bench.
-    previous = {
-        sig: signal.signal(sig, as_interrupt)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) != signal.SIG_IGN
-    }
-    try:
-        yield
-    finally:
+    with stops_as_ctrl_c():
         try:
-            stop_all()  # whatever an interrupt left running, at any moment
+            yield
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            stop_all()  # whatever an interrupt left running, at any moment
 
 
 def stop_all() -> None:

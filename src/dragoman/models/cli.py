@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import signal
 import time
-from types import FrameType
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dragoman.errors import ConfigError
+from dragoman.interrupts import stops_as_ctrl_c
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import is_prepared, model_dir, prepare
 from dragoman.settings import ModelSettings
@@ -20,21 +19,8 @@ from dragoman.writable import check_dir
 def run_prepare(settings: ModelSettings) -> None:
     """SIGTERM and SIGHUP (a supervisor's stop, an init container's deadline, a closed
     terminal) stop it as Ctrl-C does: its work directory is removed and it exits 130."""
-    # An ignored one stays ignored: under nohup a closed terminal's SIGHUP stopped it.
-    previous = {
-        sig: signal.signal(sig, _as_interrupt)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) != signal.SIG_IGN
-    }
-    try:
+    with stops_as_ctrl_c():
         _prepare(settings)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _as_interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def _prepare(settings: ModelSettings) -> None:
