@@ -61,16 +61,17 @@ async def ready(
 async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     """This host, each engine's settings with the reason for each choice, package versions
     (the same report as `dragoman info --json`). Engines appear once loaded."""
-    from dragoman.engine.llamacpp import gguf_form
+    from dragoman.engine.llamacpp import gguf_file
     from dragoman.host import detect
     from dragoman.info import report
-    from dragoman.models.prepare import gguf_path, resolve_model
+    from dragoman.models.prepare import resolve_model
 
     plans = host.plans()
     served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
-    # Loaded engines' models were resolved when they started, so this cannot fail for them.
+    # Loaded engines' models were resolved when they started, so this cannot fail for them;
+    # a GGUF is named, not made or checked (that hashed or re-encoded it on the event loop).
     models = {
-        name: str(gguf_path(served.get(name, name), settings.data_dir, form=gguf_form(settings)))
+        name: str(gguf_file(settings, served.get(name, name)))
         if plan.engine.value == "llama.cpp"  # llama.cpp runs a GGUF itself
         else resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
         for name, plan in plans.items()

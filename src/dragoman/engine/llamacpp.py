@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -144,17 +145,26 @@ def plan_llamacpp(settings: EngineSettings, host: Host, tokenizer_dir: str) -> E
     )
 
 
-def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
-    """(the GGUF it would run, the plan) for `dragoman info --architecture llama-cpp`."""
+def gguf_file(settings: EngineSettings, model: str) -> Path | None:
+    """Where the GGUF llama.cpp runs for catalogue `model` is (or will be made): named, never
+    made here (a report must not assemble or re-encode a model). None: not in the catalogue."""
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.gguf_forms import form_name
+
+    entry = CATALOGUE.get(model)
+    if entry is None:
+        return None
+    name = form_name(entry.gguf_name, gguf_form(settings), entry.sha256)
+    return settings.data_dir / "models" / name
+
+
+def info_plan(settings: EngineSettings) -> tuple[str, EnginePlan]:
+    """(the GGUF it would run, the plan) for `dragoman info --architecture llama-cpp`."""
     from dragoman.models.prepare import model_dir
 
-    entry = CATALOGUE.get(settings.model)
+    path = gguf_file(settings, settings.model)
     gguf = "(no GGUF)"
-    if entry:
-        name = form_name(entry.gguf_name, gguf_form(settings), entry.sha256)
-        path = settings.data_dir / "models" / name
+    if path is not None:
         # as the vLLM row says "not prepared": the path alone read as if the file were there
         gguf = str(path) if path.is_file() else f"{path} (not made yet: `dragoman model prepare`)"
     try:
