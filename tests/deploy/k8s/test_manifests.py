@@ -270,6 +270,30 @@ def test_keys_asked_for_make_the_keys_secret_required(tmp_path: Path) -> None:
         assert {r["name"] for r in refs.values()} == {"dragoman-keys"}
 
 
+def test_the_route_pod_takes_the_metrics_key_and_no_api_keys() -> None:
+    """`dragoman route --metrics-key` guards the proxy's /metrics, /v1/stats and /v1/backends:
+    the pod gets the servers' key from the same Secret (it checks no API keys: it forwards
+    them)."""
+    for asked, optional in (({}, True), ({"metrics_key": "m"}, False)):
+        (route,) = [
+            d
+            for d in by_kind(objects(settings(**asked)), "Deployment")
+            if d["metadata"]["name"] == "dragoman-route"
+        ]
+        refs = {
+            e["name"]: e["valueFrom"]["secretKeyRef"]
+            for e in container(route)["env"]
+            if "valueFrom" in e
+        }
+        assert refs == {
+            "DRAGOMAN_METRICS_KEY": {
+                "name": "dragoman-keys",
+                "key": "metrics-key",
+                "optional": optional,
+            }
+        }
+
+
 def test_a_path_setting_travels_and_port_0_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     s = settings(llama_server=Path("/opt/llama-server"))
     (dep, *_) = [

@@ -298,7 +298,9 @@ def route_deployment(s: K8sSettings, groups: list[Group]) -> Obj:
                 "name": "route",
                 "image": s.image,
                 "command": ["dragoman", "route"],
-                "env": _env(env),
+                # the metrics key guards the proxy's view of the fleet as the servers' own
+                "env": _env(env)
+                + [e for e in _secret_env(s) if e["name"] == "DRAGOMAN_METRICS_KEY"],
                 "ports": [{"name": "http", "containerPort": s.route_port, "protocol": "TCP"}],
                 "readinessProbe": _probe("/ready", 5, 2, 2),
                 "livenessProbe": _probe("/health", 10, 3, 5),
