@@ -108,8 +108,11 @@ def test_a_run_longer_than_the_workload_is_warned_of(echo: Launched, tmp_path: P
 
 
 def _sigint_default() -> None:
-    # A test runner started in the background has SIGINT ignored, and children inherit that.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # A test runner started in the background has SIGINT ignored, one under nohup SIGHUP, and
+    # children inherit that (the bench keeps an ignored signal ignored); the child must get
+    # them as a user's terminal gives them.
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

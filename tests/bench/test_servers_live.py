@@ -95,9 +95,11 @@ def interrupt_while_starting(
 
 
 def _sigint_default() -> None:
-    # A test runner started in the background has SIGINT ignored, and children inherit that;
-    # the child must get Ctrl-C as a user's terminal gives it.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # A test runner started in the background has SIGINT ignored, one under nohup SIGHUP, and
+    # children inherit that (the bench keeps an ignored signal ignored); the child must get
+    # them as a user's terminal gives them.
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def test_ctrl_c_while_launching_stops_the_server(mark: str, tmp_path: Path) -> None:
