@@ -362,9 +362,12 @@ class TranslationService:
     ) -> Translation:
         """One unit's engine request, checked; a failed reply is asked again once, with an
         instruction naming what failed, within the unit's admitted place and the deadline.
-        Cached (once for every request that joined it) only when it passed: a reply kept
-        despite failing (no time to ask again, or both failed) would be served from the
-        cache, unchecked, to every later request of the sentence."""
+        Cached (once for every request that joined it) when the check had its say: a reply
+        that passed, or the better of two that both failed (greedy, then seeded: asked again
+        they come back the same, two engine requests for the same answer each time). Not one
+        kept only because the deadline left no time to ask again: one client's short deadline
+        would have fixed a failing reply for every later request (for a week from a shared
+        store)."""
         first = await context.translate(translator, text, source, target, terms)
         if not self.settings.retry_invalid:
             self.cache.put(key, first)
@@ -385,8 +388,7 @@ class TranslationService:
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)
         best = second if rank(failed) < rank(failure) else first
-        if failed is None:
-            self.cache.put(key, second)
+        self.cache.put(key, best)
         return charged_both(best, first, second)
 
     async def _fan_out(
