@@ -121,8 +121,9 @@ class Metrics:
         )
         self.coalesced = Counter(
             f"{prefix}_coalesced_total",
-            "Texts that joined an identical translation already in the engine (same model, "
-            "pair and text) instead of starting their own.",
+            "Texts that joined an identical translation already in flight (same model, pair "
+            "and text: its shared-store lookup or its engine request) instead of starting "
+            "their own.",
             registry=r,
         )
         self.cache_hits = Counter(

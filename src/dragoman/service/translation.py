@@ -335,20 +335,36 @@ class TranslationService:
         terms: Terms,
         deadline: Deadline,
     ) -> Translation:
-        """One unit: from the cache, else one engine request shared with any identical one
-        in flight."""
+        """One unit: from the local cache, else shared with any identical one in flight: one
+        lookup in the shared store and, on its miss, one engine request. A unit that joins
+        one in flight counts as coalesced, not as a shared lookup (it made none: fifty
+        identical units asked the store fifty times before they merged)."""
         model = translator.model_for(source, target)
         key = self.cache.key(model, source, target, text, terms)
         hit = self.cache.get(key)
-        if hit is None:
-            hit = await self.cache.fetch(key)  # the shared store, where there is one
         if hit is not None:
             return hit
         result: Translation = await self._coalescer.run(
             key,  # the same unit, model, pair, terms and neighbours
-            lambda: self._checked(translator, text, source, target, terms, deadline, key),
+            lambda: self._stored_or_checked(translator, text, source, target, terms, deadline, key),
         )
         return result
+
+    async def _stored_or_checked(
+        self,
+        translator: Translator,
+        text: str,
+        source: str,
+        target: str,
+        terms: Terms,
+        deadline: Deadline,
+        key: bytes,
+    ) -> Translation:
+        """The shared store's translation, where there is one, else the engine's."""
+        hit = await self.cache.fetch(key)
+        if hit is not None:
+            return hit
+        return await self._checked(translator, text, source, target, terms, deadline, key)
 
     async def _checked(
         self,

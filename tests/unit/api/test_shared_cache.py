@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from fastapi import FastAPI
 from pydantic import ValidationError
 from redis import Redis
 
@@ -78,6 +79,85 @@ async def test_a_fresh_server_answers_from_the_shared_store(
     assert 'dragoman_cache_misses_total{level="local"} 1.0' in metrics
     assert 'dragoman_cache_store_errors_total{kind="get"} 0.0' in metrics
     assert fake.started == 2
+
+
+def gets(url: str) -> int:
+    """GET commands the store has served since its statistics were reset."""
+    with Redis.from_url(url) as raw:
+        return int(raw.info("commandstats").get("cmdstat_get", {}).get("calls", 0))
+
+
+def emptied(url: str) -> None:
+    with Redis.from_url(url) as raw:
+        raw.flushdb()
+        raw.config_resetstat()
+
+
+def counted(app: FastAPI, name: str, **labels: str) -> float:
+    return app.state.metrics.registry.get_sample_value(f"dragoman_{name}_total", labels) or 0.0
+
+
+async def test_identical_units_in_one_request_ask_the_store_once(
+    serve, fake: FakeTranslator, store: Store
+) -> None:  # type: ignore[no-untyped-def]
+    """A list (or a document) repeating a sentence: each unit asked the store before they
+    merged, fifty lookups for one sentence; now one serves them all, miss or hit."""
+    emptied(store.url)
+    texts = ["Good afternoon."] * 50
+    async with serve(cache_url=store.url, max_items=64) as (app, c):
+        r = await c.post("/v1/translate", json=body(texts))
+        assert r.status_code == 200, r.text
+        assert gets(store.url) == 1
+        assert fake.started == 1
+        # Every unit missed locally; one looked up (a shared miss), the rest joined it.
+        assert counted(app, "cache_misses", level="local") == 50
+        assert counted(app, "cache_misses", level="shared") == 1
+        assert counted(app, "coalesced") == 49
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 10
+    while keys(store.url) < 1:  # written in the background
+        assert loop.time() < end, "the translation never reached the store"
+        await asyncio.sleep(0.01)
+
+    with Redis.from_url(store.url) as raw:
+        raw.config_resetstat()  # GETs counted afresh, the entry kept
+    async with serve(cache_url=store.url, max_items=64) as (app, c):  # its local cache empty
+        r = await c.post("/v1/translate", json=body(texts))
+        assert r.status_code == 200, r.text
+        assert {t["text"] for t in r.json()["translations"]} == {"[fr] Good afternoon."}
+        assert gets(store.url) == 1
+        assert fake.started == 1  # the store answered
+        assert counted(app, "cache_hits", level="shared") == 1
+        assert counted(app, "cache_misses", level="shared") == 0
+        assert counted(app, "coalesced") == 49
+
+
+async def test_concurrent_requests_of_one_sentence_ask_the_store_once(
+    serve, fake: FakeTranslator, store: Store
+) -> None:  # type: ignore[no-untyped-def]
+    """Twenty clients sending the same sentence while its translation is in the engine: each
+    asked the store before joining it."""
+    emptied(store.url)
+    fake.gate = asyncio.Event()
+    async with serve(cache_url=store.url) as (app, c):
+        sent = [
+            asyncio.ensure_future(c.post("/v1/translate", json=body("Good night, moon.")))
+            for _ in range(20)
+        ]
+        try:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while counted(app, "coalesced") < 19:  # every other one joined the first
+                assert loop.time() < end, "the requests never all joined the first"
+                await asyncio.sleep(0.005)
+        finally:
+            fake.gate.set()
+        replies = await asyncio.gather(*sent)
+        assert all(r.status_code == 200 for r in replies)
+        assert fake.started == 1
+        assert gets(store.url) == 1
+        assert counted(app, "cache_misses", level="local") == 20
+        assert counted(app, "cache_misses", level="shared") == 1
 
 
 async def test_a_store_that_is_down_still_translates_and_counts_the_error(
