@@ -50,6 +50,12 @@ class EnginePlan:
     engine: Choice = Choice("vllm", "--architecture continuous")
     """Which engine runs the model: vllm, or llama.cpp (`--architecture llama-cpp`)."""
 
+    @property
+    def form(self) -> str:
+        """What its replies depend on besides the model and prompt: the engine, the weights
+        form and the dtype, as values (`host` resolved and the same set explicitly agree)."""
+        return f"{self.engine.value}/{self.weights.value}/{self.dtype.value}"
+
     def env(self) -> dict[str, str]:
         """Environment an engine process of this plan must start with."""
         if self.device != "cpu":

@@ -43,9 +43,12 @@ class TranslationCache:
         self._salt = f"{PROMPT_VERSION}|{salt}"
         self._metrics = metrics
 
-    def key(self, model: str, source: str, target: str, text: str, terms: Terms = ()) -> bytes:
+    def key(
+        self, model: str, source: str, target: str, text: str, terms: Terms = (), form: str = ""
+    ) -> bytes:
+        """`form`: what the model runs as on this server (its engine plan's `form`)."""
         glossary = "\x1e".join(f"{s}\x1d{t}" for s, t in terms)
-        fields = [self._salt, model, source, target, text, glossary]
+        fields = [self._salt, model, form, source, target, text, glossary]
         if isinstance(text, InContext):
             # Shown its neighbours, a sentence may be answered otherwise (that is their
             # point; and a small model sometimes translates one of them): such a reply is

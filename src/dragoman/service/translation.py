@@ -86,14 +86,16 @@ def shared_detector(codes: tuple[str, ...]) -> LanguageDetector:
 
 def _cache_salt(settings: ServeSettings) -> str:
     """The settings that change what is answered for the same prompt: decoding, the replies'
-    check, the engine and weights a model runs on (an echo server given a fleet's store
-    wrote its echoes under the real model's name), and what each served name of `[[models]]`
-    is (an entry given another model or prompt kept its old translations)."""
+    check, the architecture (an echo server given a fleet's store wrote its echoes under the
+    real model's name), and what each served name of `[[models]]` is (an entry given another
+    model or prompt kept its old translations). The weights and dtype are each model's
+    resolved form (`TranslationService.key_of`), not these settings: `host` means another form
+    on another host."""
     models = ";".join(f"{m.name}={m.model}/{m.prompt_format()}" for m in settings.models)
     return (
         f"{settings.repetition_penalty}|{settings.repeat_window}|{settings.max_output_tokens}|"
         f"{settings.output_ratio}|{settings.max_model_len}|{settings.retry_invalid}|"
-        f"{settings.architecture}|{settings.weights}|{settings.gguf_weights}|{models}"
+        f"{settings.architecture}|{models}"
     )
 
 
@@ -123,6 +125,9 @@ class TranslationService:
             store = SharedStore(settings.cache_url, settings.cache_ttl, metrics)
         salt = _cache_salt(settings)
         self.cache = TranslationCache(settings.cache_mib * 2**20, salt, metrics, store)
+        # A model's form when its translator has no plan for it (echo; the Ray ingress, whose
+        # engines run elsewhere): the settings as given.
+        self._unplanned = f"{settings.weights}/{settings.gguf_weights}/{settings.dtype}"
 
     async def __aenter__(self) -> TranslationService:
         return self
@@ -322,9 +327,21 @@ class TranslationService:
         if not jobs:
             return None
         return self.cache.get_all(
-            self.cache.key(engine.model_for(source, target), source, target, text, terms)
+            self.key_of(engine, text, source, target, terms)
             for engine, text, source, target, terms in jobs
         )
+
+    def key_of(
+        self, engine: Translator, text: str, source: str, target: str, terms: Terms
+    ) -> bytes:
+        """A unit's cache key, with the form its model runs in here: its engine plan's engine,
+        weights and dtype, resolved once at start and reported by /v1/info. Servers on
+        different hosts share a store behind `dragoman route`, and `host` settings resolve per
+        host (bfloat16 on one, float32 on another: different replies)."""
+        model = engine.model_for(source, target)
+        plan = engine.plans.get(model)
+        form = plan.form if plan is not None else self._unplanned
+        return self.cache.key(model, source, target, text, terms, form)
 
     async def _unit(
         self,
@@ -339,8 +356,7 @@ class TranslationService:
         lookup in the shared store and, on its miss, one engine request. A unit that joins
         one in flight counts as coalesced, not as a shared lookup (it made none: fifty
         identical units asked the store fifty times before they merged)."""
-        model = translator.model_for(source, target)
-        key = self.cache.key(model, source, target, text, terms)
+        key = self.key_of(translator, text, source, target, terms)
         hit = self.cache.get(key)
         if hit is not None:
             return hit

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -14,7 +15,10 @@ from redis import Redis
 
 from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store
-from dragoman.settings import ServeSettings
+from dragoman.engine.llamacpp import plan_llamacpp
+from dragoman.engine.plan import EnginePlan, plan_engine
+from dragoman.host import Host
+from dragoman.settings import EngineSettings, ServeSettings
 from tests.fakes import FakeTranslator
 from tests.stores import running_store
 
@@ -158,6 +162,83 @@ async def test_concurrent_requests_of_one_sentence_ask_the_store_once(
         assert gets(store.url) == 1
         assert counted(app, "cache_misses", level="local") == 20
         assert counted(app, "cache_misses", level="shared") == 1
+
+
+BF16 = Host("bf16 CPU", "x86_64", ("avx2", "avx512_bf16"), 2, 2, (0, 1), 24.0, 20.0, None, None)
+AVX2 = Host("avx2 CPU", "x86_64", ("avx2",), 2, 2, (0, 1), 24.0, 20.0, None, None)
+
+
+def vllm_plan(host: Host, **settings: Any) -> EnginePlan:
+    return plan_engine(EngineSettings(**settings), host, gpu=False)
+
+
+def llamacpp_plan(**settings: Any) -> EnginePlan:
+    return plan_llamacpp(EngineSettings(**settings), AVX2, "/nonexistent")
+
+
+@pytest.mark.parametrize(
+    ("writer", "reader", "shared"),
+    [
+        # `host` on both: bfloat16 on one host, float32 on the other; different replies.
+        (({}, vllm_plan(BF16)), ({}, vllm_plan(AVX2)), False),
+        # The same form, resolved on one host and set explicitly on another.
+        (
+            ({}, vllm_plan(BF16)),
+            (
+                {"weights": "full", "dtype": "bfloat16"},
+                vllm_plan(AVX2, weights="full", dtype="bfloat16"),
+            ),
+            True,
+        ),
+        # llama.cpp: `host` is the Q8_0 form for the default model, as set explicitly.
+        (
+            ({}, llamacpp_plan()),
+            ({"gguf_weights": "q8_0"}, llamacpp_plan(gguf_weights="q8_0")),
+            True,
+        ),
+        (
+            ({}, llamacpp_plan()),
+            ({"gguf_weights": "shipped"}, llamacpp_plan(gguf_weights="shipped")),
+            False,
+        ),
+    ],
+    ids=[
+        "bf16-vs-fp32-both-host",
+        "host-vs-explicit-same-form",
+        "gguf-host-is-q8_0",
+        "gguf-shipped",
+    ],
+)
+async def test_servers_share_entries_by_the_form_their_settings_resolve_to(
+    serve,
+    fake: FakeTranslator,
+    store: Store,
+    writer: tuple[dict[str, Any], EnginePlan],
+    reader: tuple[dict[str, Any], EnginePlan],
+    shared: bool,
+) -> None:  # type: ignore[no-untyped-def]
+    """Servers of different host classes behind `dragoman route` share one store: the key took
+    `weights` and `gguf_weights` as given (`host`) and no dtype, so a float32 server answered
+    with a bfloat16 one's entries, and `host` and the same form set explicitly shared none."""
+    emptied(store.url)
+    (settings, plan) = writer
+    fake.plans = {"fake": plan}  # what /v1/info reports: the plan its engine runs
+    async with serve(cache_url=store.url, **settings) as (_app, c):
+        r = await c.post("/v1/translate", json=body("Good morning."))
+        assert r.status_code == 200, r.text
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 10
+    while keys(store.url) < 1:  # written in the background
+        assert loop.time() < end, "the translation never reached the store"
+        await asyncio.sleep(0.01)
+    assert fake.started == 1
+
+    (settings, plan) = reader
+    fake.plans = {"fake": plan}
+    async with serve(cache_url=store.url, **settings) as (_app, c):
+        r = await c.post("/v1/translate", json=body("Good morning."))
+        assert r.status_code == 200, r.text
+    assert fake.started == (1 if shared else 2)
 
 
 async def test_a_store_that_is_down_still_translates_and_counts_the_error(

@@ -81,7 +81,7 @@ def _key(**settings: object) -> bytes:
         Admission(0, 16),
         KeyLimits(0, 0),
     )
-    return service.cache.key("qwen", "en", "fr", "Good morning.")
+    return service.key_of(FakeTranslator(), "Good morning.", "en", "fr", ())
 
 
 def test_the_cache_key_covers_every_setting_that_changes_the_reply() -> None:
@@ -93,6 +93,7 @@ def test_the_cache_key_covers_every_setting_that_changes_the_reply() -> None:
         {"architecture": "echo"},
         {"weights": "w4a16"},
         {"gguf_weights": "q8_0"},
+        {"dtype": "float32"},  # a translator with no plan is keyed by the settings as given
         {"retry_invalid": False},
         {"repetition_penalty": 1.1},
         {"models": [spec]},
