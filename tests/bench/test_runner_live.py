@@ -21,6 +21,7 @@ from dragoman.bench.runner import Bench
 from dragoman.bench.servers import Launched, launch_echo
 from dragoman.cli import main
 from dragoman.settings import BenchSettings
+from tests.bench._signals import default_signals
 
 LANGUAGES = "en,fr,de,es,zh,ko"  # the workloads' target mix
 
@@ -107,14 +108,6 @@ def test_a_run_longer_than_the_workload_is_warned_of(echo: Launched, tmp_path: P
     assert "warning: up to 6 requests, 4 distinct texts in the workload" in shown
 
 
-def _sigint_default() -> None:
-    # A test runner started in the background has SIGINT ignored, one under nohup SIGHUP, and
-    # children inherit that (the bench keeps an ignored signal ignored); the child must get
-    # them as a user's terminal gives them.
-    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path, sig: signal.Signals) -> None:
     # 0.05 s a text: the two levels at one client take at least 3.2 s each, so the Ctrl-C
@@ -130,7 +123,7 @@ def test_ctrl_c_keeps_the_levels_that_finished(tmp_path: Path, sig: signal.Signa
                 [sys.executable, "-m", "dragoman", "bench", *args],
                 stdout=subprocess.DEVNULL,
                 stderr=sink,
-                preexec_fn=_sigint_default,
+                preexec_fn=default_signals,
             )
         try:
             deadline = time.monotonic() + 120

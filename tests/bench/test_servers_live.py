@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from dragoman.bench.servers import launch_echo, start
+from tests.bench._signals import default_signals
 
 MARK = "DRAGOMAN_TEST_MARK"
 
@@ -82,7 +83,7 @@ def interrupt_while_starting(
             [sys.executable, "-m", "dragoman", *args],
             stdout=subprocess.DEVNULL,
             stderr=err,
-            preexec_fn=_sigint_default,
+            preexec_fn=default_signals,
         )
     try:
         wait_for(lambda: server_pids(mark, proc.pid), 120, "a server started")
@@ -94,14 +95,6 @@ def interrupt_while_starting(
             proc.wait()
 
 
-def _sigint_default() -> None:
-    # A test runner started in the background has SIGINT ignored, one under nohup SIGHUP, and
-    # children inherit that (the bench keeps an ignored signal ignored); the child must get
-    # them as a user's terminal gives them.
-    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 def test_ctrl_c_while_launching_stops_the_server(mark: str, tmp_path: Path) -> None:
     # The bare launch, as the sync benches call it: the interrupt lands in its readiness wait.
     code = (
@@ -109,7 +102,7 @@ def test_ctrl_c_while_launching_stops_the_server(mark: str, tmp_path: Path) -> N
         f"launch_echo(Path({str(tmp_path)!r}), 'en,fr')"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", code], stderr=subprocess.DEVNULL, preexec_fn=_sigint_default
+        [sys.executable, "-c", code], stderr=subprocess.DEVNULL, preexec_fn=default_signals
     )
     try:
         wait_for(lambda: server_pids(mark, proc.pid), 120, "the echo server started")
