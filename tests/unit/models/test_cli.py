@@ -7,6 +7,7 @@ import errno
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,17 @@ def _prepare(data: Path) -> int:
     return main(
         ["model", "prepare", "--model", "tiny", "--weights", "full", "--data-dir", str(data)]
     )
+
+
+def _filling_the_disk(error: Exception) -> Callable[..., None]:
+    """A conversion that makes its output folder, then fails with `error` writing the weights
+    into it."""
+
+    def convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
+        out.mkdir()
+        raise error
+
+    return convert
 
 
 def test_an_unknown_model_is_wrong_input(
@@ -57,11 +69,8 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def full(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
-        out.mkdir()
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out / "model.safetensors"))
-
-    monkeypatch.setattr(prep, "convert_gguf", full)
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "model.safetensors")
+    monkeypatch.setattr(prep, "convert_gguf", _filling_the_disk(full))
     data = tmp_path / "data"
     assert _prepare(data) == 1
     err = capsys.readouterr().err
@@ -114,13 +123,10 @@ def test_a_disk_that_fills_while_the_weights_are_written_is_one_line(
     # Seen on a 600 MB tmpfs: safetensors raises its own error type, not OSError.
     from safetensors import SafetensorError
 
-    def full(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
-        out.mkdir()
-        raise SafetensorError(
-            "Error while serializing: I/O error: No space left on device (os error 28)"
-        )
-
-    monkeypatch.setattr(prep, "convert_gguf", full)
+    full = SafetensorError(
+        "Error while serializing: I/O error: No space left on device (os error 28)"
+    )
+    monkeypatch.setattr(prep, "convert_gguf", _filling_the_disk(full))
     data = tmp_path / "data"
     assert _prepare(data) == 1
     assert capsys.readouterr().err.endswith(
