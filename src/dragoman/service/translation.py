@@ -360,27 +360,17 @@ class TranslationService:
         hit = self.cache.get(key)
         if hit is not None:
             return hit
-        result: Translation = await self._coalescer.run(
-            key,  # the same unit, model, pair, terms and neighbours
-            lambda: self._stored_or_checked(translator, text, source, target, terms, deadline, key),
-        )
-        return result
 
-    async def _stored_or_checked(
-        self,
-        translator: Translator,
-        text: str,
-        source: str,
-        target: str,
-        terms: Terms,
-        deadline: Deadline,
-        key: bytes,
-    ) -> Translation:
-        """The shared store's translation, where there is one, else the engine's."""
-        hit = await self.cache.fetch(key)
-        if hit is not None:
-            return hit
-        return await self._checked(translator, text, source, target, terms, deadline, key)
+        async def stored_or_checked() -> Translation:
+            """The shared store's translation, where there is one, else the engine's."""
+            stored = await self.cache.fetch(key)
+            if stored is not None:
+                return stored
+            return await self._checked(translator, text, source, target, terms, deadline, key)
+
+        # The same unit, model, pair, terms and neighbours.
+        result: Translation = await self._coalescer.run(key, stored_or_checked)
+        return result
 
     async def _checked(
         self,
