@@ -94,7 +94,8 @@ def _block(
         pieces = split(text, language, options.split, sizes.max_unit_chars, sizes.min_split_chars)
         if markers:  # too long for one request: cut, but never inside a tag pair or a marker
             pieces = _tags_whole(text, pieces)
-    return Block(pieces, [mask(p.core) for p in pieces if p.core])
+    markup = options.markup is not None  # its <g1> and <x2/> are markers, not the text's
+    return Block(pieces, [mask(p.core, markup) for p in pieces if p.core])
 
 
 def _tags_whole(text: str, pieces: list[Piece]) -> list[Piece]:

@@ -1,5 +1,6 @@
 """Placeholders in plain text (`{name}`, `%s`, `%(name)s`, `%1$s`, `{{var}}`, `${var}`,
-`:emoji:`, URLs, e-mails, `[X1X]`, inline code, i18next `<0>`...) are masked before the model
+`:emoji:`, URLs, e-mails, `[X1X]`, inline code, i18next `<0>`, fenced code, long base64 or hex
+runs, and in plain text what reads as our own inline markers `<g1>`...) are masked before the model
 sees the text and restored after, each exactly once: the model gets `{1}`, `{2}`, ..., which it
 leaves alone far more reliably than the originals (a 0.5B model "translates" `%(name)s` into
 `%(nom)s`). A reply that loses a token gets it back at the same relative position; a token it
@@ -15,11 +16,10 @@ from dragoman.text.letters import unused_private_char
 # Longest and most specific first (a URL may hold '%s' or '@'; {{var}} holds {var}). A URL's
 # scheme and an address start only where their run of characters starts: tried at every
 # letter of every word, they cost a scan of the rest of the word each time.
-_PLACEHOLDER = re.compile(
-    r"""
-    ```.*?```                                   # fenced code
-    | `[^`\n]+`                                 # inline code
+_BASE = r"""
+    (?<!`)(?P<tick>`+)[^`\n]+(?:`+[^`\n]+)*?(?P=tick)(?!`)   # inline code: `a`, ``a`b``
     | (?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|www\.)[^\s<>"']+[^\s<>"'.,;:!?)\]]   # URLs
+    | (?<![\w.+-])data:[\w.+-]+/[\w.+-]+(?:;[^\s,;<>"']+)*,[^\s<>"']+   # data: URIs
     | (?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+  # e-mail addresses
     | \{\{[^{}]*\}\} | \$\{[^{}]*\}             # {{var}} ${var}
     | %\([\w.-]+\)[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGcr]   # %(name)s
@@ -29,11 +29,32 @@ _PLACEHOLDER = re.compile(
     | :[a-z0-9_+-]+:                            # :emoji_name:
     | \[[A-Z]\d+[A-Z]\]                         # [X1X] (Weblate's masks)
     | </?\d+/?>                                 # i18next <0></0> <1/>
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+"""
+# A run of 40+ base64 or hex characters with a digit and a letter (a key, an encoded image):
+# never a word, and thousands of them took the model minutes. Tried only in a text that has
+# such a run (`_LONG_RUN`): tried at every word, it made a 10 KB text's mask twice as slow.
+_RUN = r"""
+    | (?<![\w+/=-]) (?=[A-Za-z+/_-]*[0-9]) (?=[0-9+/_-]*[A-Za-z])
+      [A-Za-z0-9+/_-]{40,}={0,2}(?![\w+/=-])
+"""
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{40}")
+# In plain text, also what reads as our own inline markers (markup/markers.py).
+_LOOKALIKES = r"""
+    | (?i:<\s*/?\s*[gx]\s*\d{1,6}\s*/?\s*>)      # <g1> </g1> <x2/>
+"""
+_PATTERNS = {
+    (markers, runs): re.compile(
+        _BASE + (_LOOKALIKES if markers else "") + (_RUN if runs else ""), re.VERBOSE | re.DOTALL
+    )
+    for markers in (False, True)
+    for runs in (False, True)
+}
+_PLACEHOLDER = _PATTERNS[False, True]
+_PLAIN = _PATTERNS[True, True]
 # What every placeholder holds: most sentences have none, and this finds that at C speed.
-_MAYBE = re.compile(r"[`@{%\[]|:[a-z0-9_+/-]|www\.|</?\d")
+_MAYBE = re.compile(
+    r"[`@{%\[]|~~~|:[a-z0-9_+/-]|www\.|</?\d|(?i:<\s*/?\s*[gx])|[A-Za-z0-9+/_-]{40}"
+)
 _TOKEN = re.compile(r"( ?)\{(\d+)\}")
 _NUL_MARKED = re.compile("\x00(\\d+)\x00")
 
@@ -88,22 +109,87 @@ class Masked(NamedTuple):
         return out, repairs
 
 
+# A line that may open or close a block of fenced code: indent, a run of 3+ backticks or
+# tildes, then the rest of the line (an info string on an opening fence).
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n]*)$", re.MULTILINE)
+
+
+def fences(text: str) -> list[tuple[int, int]]:
+    """The blocks of fenced code in `text`, (start, end) from the opening fence's first
+    backtick (or tilde) to the end of the closing fence's run, in order. As Markdown: a fence
+    opens a line, and a line of only a fence of the same character, at least as long, closes
+    it. Unlike CommonMark, a fence never closed is no block: one stray fence would have kept
+    the rest of the text from the model. Linear: a fence is closed when a later closing
+    line of its character is at least as long (known for all of them in one pass back)."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    lines = list(_FENCE_LINE.finditer(text))
+    if not lines:
+        return []
+    # The longest closing fence of each character at or after each fence line.
+    longest: list[dict[str, int]] = [{}] * (len(lines) + 1)
+    for i in range(len(lines) - 1, -1, -1):
+        run, rest = lines[i].group(1), lines[i].group(2)
+        here = dict(longest[i + 1])
+        if not rest.strip() and len(run) > here.get(run[0], 0):
+            here[run[0]] = len(run)
+        longest[i] = here
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        run, rest = lines[i].group(1), lines[i].group(2)
+        opens = not (run[0] == "`" and "`" in rest)  # a backtick fence's info has none
+        if not opens or longest[i + 1].get(run[0], 0) < len(run):
+            i += 1
+            continue
+        j = i + 1
+        while not (
+            lines[j].group(1)[0] == run[0]
+            and len(lines[j].group(1)) >= len(run)
+            and not lines[j].group(2).strip()
+        ):
+            j += 1
+        out.append((lines[i].start(1), lines[j].end(1)))
+        i = j + 1
+    return out
+
+
+def _matches(text: str, markers: bool) -> list[tuple[int, int]]:
+    """The spans of `text`'s fenced blocks and, outside them, of its other placeholders (and
+    our markers' lookalikes where `markers`), in order."""
+    if not _MAYBE.search(text):
+        return []
+    pattern = _PATTERNS[markers, _LONG_RUN.search(text) is not None]
+    out: list[tuple[int, int]] = []
+    at = 0
+    for a, b in [*fences(text), (len(text), len(text))]:
+        out += [m.span() for m in pattern.finditer(text, at, a)]
+        if a < b:
+            out.append((a, b))
+        at = b
+    return out
+
+
 def spans(text: str) -> list[tuple[int, int]]:
     """Where `text`'s placeholders are, (start, end) in order: a cut inside one leaves each
     part a piece of it that is no placeholder, sent to the model as words."""
-    if not _MAYBE.search(text):
-        return []
-    return [m.span() for m in _PLACEHOLDER.finditer(text)]
+    return _matches(text, False)
 
 
-def mask(text: str) -> Masked:
-    """`text` with its placeholders (and any literal {n}) replaced by numbered tokens."""
-    if not _MAYBE.search(text):
+def mask(text: str, markup: bool = False) -> Masked:
+    """`text` with its placeholders (and any literal {n}) replaced by numbered tokens. In
+    plain text (not `markup`, a unit of markup taken apart, whose `<g1>` and `<x2/>` are its
+    inline markers) the lookalikes of those markers are masked too: they are the text's own,
+    and a model told about markers moves or drops them."""
+    found = _matches(text, not markup)
+    if not found:
         return Masked(text, ())
     originals: list[str] = []
-
-    def swap(m: re.Match[str]) -> str:
-        originals.append(m.group(0))
-        return "{" + str(len(originals)) + "}"
-
-    return Masked(_PLACEHOLDER.sub(swap, text), tuple(originals))
+    parts: list[str] = []
+    at = 0
+    for a, b in found:
+        originals.append(text[a:b])
+        parts += [text[at:a], "{" + str(len(originals)) + "}"]
+        at = b
+    parts.append(text[at:])
+    return Masked("".join(parts), tuple(originals))

@@ -149,17 +149,6 @@ def _character_start(core: str, base: int, at: int) -> int:
     return i - base if i > base else at
 
 
-def _fenced_block(text: str, a: int, b: int) -> bool:
-    """Whether text[a:b] is a block of Markdown fenced code: it opens a line (after any
-    indent) with ```, and its closing ``` ends a line."""
-    if not text.startswith("```", a):
-        return False
-    while a > 0 and text[a - 1] in " \t":
-        a -= 1
-    opens = a == 0 or _BREAK.match(text, a - 1) is not None
-    return opens and (b == len(text) or _BREAK.match(text, b) is not None)
-
-
 def _keep_whole(raws: list[str], whole: Spans) -> list[str]:
     """`raws` (which make up the text) joined again wherever one ends inside a span of
     `whole`: a sentence end or a line inside a placeholder (a URL's "?a=1.2 ") parts it."""
@@ -229,11 +218,12 @@ def split(
         else:  # every line on its own, then its sentences
             raws = [s for line in _LINES.split(text) for s in _segment(language, line)]
         raws = _merge_markers(raws)
-    # A placeholder is never cut: one on a line, or a block of fenced code from a line's
-    # start to a line's end (its lines went to the model one by one). Other spans across
-    # lines may pair a stray ``` with one far on: their lines are cut as any.
+    # A placeholder is never cut: one on a line, or a block of fenced code (its lines went
+    # to the model one by one). Other spans across lines ({{ with a }} far on) are cut as any.
     whole = [
-        (a, b) for a, b in spans(text) if not _BREAK.search(text, a, b) or _fenced_block(text, a, b)
+        (a, b)
+        for a, b in spans(text)
+        if not _BREAK.search(text, a, b) or text.startswith(("```", "~~~"), a)
     ]
     raws = _keep_whole(raws, whole)
     pieces: list[Piece] = []

@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import base64
+import hashlib
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dragoman.text.placeholders import _MAYBE, _PLACEHOLDER, mask
+from dragoman.service.documents import Sizes, TextOptions, plan
+from dragoman.text.placeholders import _MAYBE, _PLACEHOLDER, _PLAIN, fences, mask
+from dragoman.text.segment import SplitMode
 
 KINDS = [
     "%(name)s",
@@ -77,5 +83,91 @@ def test_the_quick_check_never_hides_a_placeholder(parts: list[str]) -> None:
     """`mask` skips the full pattern when the quick check finds nothing: it must find
     something in every text the full pattern would match."""
     text = "".join(parts)
-    assert bool(_PLACEHOLDER.search(text)) <= bool(_MAYBE.search(text))
-    assert mask(text).originals == tuple(_PLACEHOLDER.findall(text))
+    assert bool(_PLAIN.search(text)) <= bool(_MAYBE.search(text))
+    assert mask(text).originals == tuple(m.group() for m in _PLAIN.finditer(text))
+    in_markup = tuple(m.group() for m in _PLACEHOLDER.finditer(text))
+    assert mask(text, markup=True).originals == in_markup
+
+
+@pytest.mark.parametrize("split", ["1", "nonewlines", "0"])
+def test_a_stray_fence_keeps_no_prose_from_the_model(split: SplitMode) -> None:
+    """A ``` inside a line, or a fence never closed, opens no block: the prose after it was
+    kept from the model up to the next ``` (in "0" and "nonewlines", the whole of it)."""
+    text = (
+        "Type ``` to open a block.\nThis prose must be translated.\n"
+        "```js\ncode()\n```\nIntro.\n```\nNever closed: still prose to translate.\n"
+    )
+    units = plan(text, "en", TextOptions(split=split), Sizes(300, 200)).units
+    words = " ".join(units)
+    assert "This prose must be translated." in words
+    assert "Never closed: still prose to translate." in words
+    assert "{1}" in words and "code()" not in words  # the closed block, masked whole
+
+
+def test_fences_follow_markdown() -> None:
+    """A fence opens a line (after any indent) and is closed by a line of only a fence of the
+    same character at least as long; a backtick fence's info string holds no backtick."""
+    assert fences("````\n```\nnested\n```\n````\nafter") == [(0, 24)]
+    assert fences("  ~~~ python\nx\n  ~~~~  \ny") == [(2, 21)]
+    assert fences("```\nx\n~~~\n") == []  # another character closes nothing
+    assert fences("```a`b\nx\n```\n") == []  # not an opening fence: the closing one opens
+    assert fences("```\nx\n``` js\n") == []  # a line with an info string closes nothing
+
+
+def test_unclosed_fences_take_linear_time() -> None:
+    """Each fence line is looked at a bounded number of times: 50,000 openers never closed
+    (a scan to the end from each would be quadratic) take well under a second."""
+    text = "~~~x\n" * 50_000
+    started = time.perf_counter()
+    assert fences(text) == []
+    assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize("marker", ["<g1>", "</g1>", "<x2/>", "< G3 >", "<x12>"])
+def test_our_marker_lookalikes_in_plain_text_are_masked(marker: str) -> None:
+    """A plain text's `<g1>` was sent as it is, with the prompt's note that it is an inline
+    marker to keep around the words it wraps: a model moved, paired or dropped it, and a lost
+    one was never put back. Masked, it comes back exactly once, as written."""
+    text = f"Type {marker} to make the next word bold."
+    m = mask(text)
+    assert m.originals == (marker,) and "<" not in m.text
+    out, repairs = m.unmask("Tapez pour mettre le mot suivant en gras.")
+    assert out.count(marker) == 1 and repairs == [f"lost placeholder {marker!r} put back"]
+    # A unit of markup taken apart holds real markers: they stay for the markup's repair.
+    assert mask("Press <g1>OK</g1> <x2/>", markup=True).originals == ()
+
+
+def test_marker_lookalikes_come_back_through_a_plan() -> None:
+    text = "Use <g1>, </g1> and <x2/> in {name}'s template.\nA second line <g1>."
+    p = plan(text, "en", TextOptions(), Sizes(300, 200))
+    assert all("<" not in u for u in p.units)
+    assert p.assemble(p.units) == (text, [])
+    assert p.assemble([u.replace("{2}", "") for u in p.units])[0].count("</g1>") == 1
+
+
+def test_long_base64_and_hex_runs_are_masked() -> None:
+    """A data URI or a key of thousands of characters went to the model (175 s on the real
+    engine, garbled back); masked, it passes through as it is."""
+    blob = base64.b64encode(bytes(range(256)) * 15).decode()  # 5,120 characters
+    for run in (blob, "data:image/png;base64," + blob, hashlib.sha256(b"x").hexdigest()):
+        text = f"The image {run} is attached."
+        m = mask(text)
+        assert m.text == "The image {1} is attached." and m.originals == (run,)
+        assert m.unmask("L'image {1} est jointe.")[0] == f"L'image {run} est jointe."
+    # Words, however long, and runs without a digit or without a letter stay text.
+    for text in (
+        "Donaudampfschifffahrtsgesellschaftskapitaenswitwe",
+        "Rechtsschutzversicherungsgesellschaften-Vertreterinnen",
+        "1234567890123456789012345678901234567890123",
+        "a short base64 dGhpcyBpcyBzaG9ydA== is fine",
+    ):
+        assert mask(text).originals == (), text
+
+
+def test_a_long_run_is_one_unit_whatever_its_length() -> None:
+    blob = base64.b64encode(bytes(range(256)) * 15).decode()
+    text = f"See {blob} here. And then another sentence follows."
+    p = plan(text, "en", TextOptions(), Sizes(300, 200))
+    # its sentence, over --max-unit-chars, is cut around it; the run is one unit, {1}
+    assert "{1}" in p.units and all(len(u) < 300 for u in p.units)
+    assert p.assemble(p.units) == (text, [])

@@ -230,6 +230,7 @@ def test_a_fenced_code_block_stays_one_piece() -> None:
     code = '```python\nimport dragoman\nprint("hello")  # greet\n```'
     text = f"Install it first.\n\n{code}\n\nThen run it.\n"
     assert cores(text, min_chars=0) == ["Install it first.", code, "Then run it."]
-    # A ``` that opens no line may pair with a later fence: those lines are cut as before.
+    # A ``` that opens no line is no fence: the block after it is still one piece (it paired
+    # with the block's opening fence, and `code()` went to the model on its own).
     stray = "Type ``` to open a block.\n```js\ncode()\n```\n"
-    assert cores(stray, min_chars=0) == ["Type ``` to open a block.", "```js", "code()", "```"]
+    assert cores(stray, min_chars=0) == ["Type ``` to open a block.", "```js\ncode()\n```"]
