@@ -11,11 +11,11 @@ one piece whatever the mode: a short UI string keeps its context."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
+import regex
 import sentencex
 
 from dragoman.text.placeholders import spans
@@ -29,6 +29,7 @@ _SPACE = re.compile(r"\s+")
 # before a space: "3.14", "e.g" and URLs hold full stops), else at a space.
 _STOP = re.compile(r"[.!?…][\"'”’»)\]]*\s+|[。！？][」』”’)）]*\s*")
 _WINDOW = 1_000
+_GRAPHEME = regex.compile(r"\X")
 # Every line break str.splitlines knows but the separators \x1c-\x1e: a lone CR (old Mac
 # files), U+2028/U+2029 (JavaScript strings) and \v (Word's manual line break) end a line
 # too; a CR before a newline is one break with it.
@@ -118,35 +119,17 @@ def _cut(
     return parts
 
 
-def _joins(ch: str) -> bool:
-    """Whether `ch` belongs to the character before it: a combining mark (an accent, a Thai
-    tone mark, a Devanagari vowel sign), a zero-width joiner, a skin tone or an emoji tag
-    (Hangul jamo sequences, rare beside whole syllables, are not told)."""
-    cp = ord(ch)
-    return (
-        unicodedata.category(ch) in ("Mn", "Mc", "Me")
-        or cp == 0x200D
-        or 0x1F3FB <= cp <= 0x1F3FF
-        or 0xE0020 <= cp <= 0xE007F
-    )
-
-
 def _character_start(core: str, base: int, at: int) -> int:
-    """`at` (a hard cut from `base`) moved back to where the user-perceived character it falls
-    in starts: a cut between a letter and its accent, inside an emoji sequence or between a
-    flag's two letters gave the model half of it. Unmoved when one runs the whole part."""
+    """`at` (a hard cut from `base`) moved back to where the user-perceived character (the
+    extended grapheme cluster) it falls in starts: a cut between a letter and its accent,
+    inside an emoji sequence, between a flag's two letters or a Hangul syllable's jamo gave
+    the model half of it. Unmoved when one runs the whole part. Clusters are told from
+    `base`, a cut's end, which is a cluster's start."""
     i = base + at
-    # ... or after a joiner, or after a virama (क्ष: the consonants of a conjunct are one)
-    while i > base and (
-        _joins(core[i]) or core[i - 1] == "\u200d" or unicodedata.combining(core[i - 1]) == 9
-    ):
-        i -= 1
-    flag = 0  # regional indicators pair up into flags from the start of their run
-    while i - flag > base and 0x1F1E6 <= ord(core[i - flag - 1]) <= 0x1F1FF:
-        flag += 1
-    if flag % 2 and 0x1F1E6 <= ord(core[i]) <= 0x1F1FF:
-        i -= 1
-    return i - base if i > base else at
+    for cluster in _GRAPHEME.finditer(core, base, i + 1):
+        if cluster.end() > i:
+            return cluster.start() - base if cluster.start() > base else at
+    return at
 
 
 def _keep_whole(raws: list[str], whole: Spans) -> list[str]:

@@ -213,7 +213,18 @@ def test_a_byte_order_mark_and_zero_width_spaces_at_the_edges_are_layout() -> No
 
 @pytest.mark.parametrize(
     "character",
-    ["e\u0301", "👨\u200d👩\u200d👧", "🇫🇷", "👍🏽", "क्षि", "❤️", "ม่"],
+    [
+        "e\u0301",
+        "👨\u200d👩\u200d👧",
+        "🇫🇷",
+        "👍🏽",
+        "क्षि",
+        "❤️",
+        "ม่",
+        "\u1100\u1161\u11a8",  # 각 as conjoining jamo (L V T), as macOS writes file names
+        "\u1112\u1161",  # 하 (L V)
+        "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",  # a tag flag
+    ],
 )
 def test_a_hard_cut_keeps_each_character_whole(character: str) -> None:
     # Text without a space or clause mark is cut where the length falls: it gave the model
