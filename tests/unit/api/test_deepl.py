@@ -57,6 +57,27 @@ async def test_regional_targets(client: httpx.AsyncClient) -> None:
     assert (r.status_code, r.json()) == (400, {"message": "Value for 'target_lang' not supported."})
 
 
+async def test_a_regional_variant_is_no_source(client: httpx.AsyncClient) -> None:
+    """DeepL's sources are languages (EN: "all English variants"); a target-only variant
+    as source_lang is 400 "Value for 'source_lang' not supported." there. It was taken here
+    as English, and a client that worked against dragoman failed against DeepL."""
+    for code in ("EN-GB", "en-us", "PT-BR", "PT-PT", "ZH-HANS", "ES-419"):
+        body = {"text": ["Hello"], "target_lang": "FR", "source_lang": code}
+        r = await client.post("/v2/translate", json=body, headers=AUTH)
+        assert (r.status_code, r.json()) == (
+            400,
+            {"message": "Value for 'source_lang' not supported."},
+        ), code
+    for code in ("EN", "en", "ZH"):  # the languages themselves
+        body = {"text": ["Bonjour"], "target_lang": "DE", "source_lang": code}
+        r = await client.post("/v2/translate", json=body, headers=AUTH)
+        assert r.status_code == 200, (code, r.text)
+    # still targets
+    body = {"text": ["Bonjour"], "target_lang": "EN-GB", "source_lang": "FR"}
+    r = await client.post("/v2/translate", json=body, headers=AUTH)
+    assert r.status_code == 200, r.text
+
+
 async def test_refused_options_and_errors(client: httpx.AsyncClient) -> None:
     base = {"text": ["Hello"], "target_lang": "DE"}
     for extra in (

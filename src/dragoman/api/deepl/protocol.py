@@ -2,7 +2,8 @@
 
 Codes are upper case and read in any case. Targets list the regional variants the `deepl`
 client insists on (EN-GB, EN-US, PT-BR, PT-PT, ZH-HANS): each is served by the one model
-language (en, pt, zh). Traditional Chinese (ZH-HANT) is not served.
+language (en, pt, zh). As at DeepL, a variant is no source: `source_lang=EN-GB` is 400 "Value
+for 'source_lang' not supported.". Traditional Chinese (ZH-HANT) is not served.
 
 Options the model cannot honour, decided one by one:
 - honoured: `split_sentences` ("1" sentences and newlines, the default; "nonewlines", the
@@ -47,6 +48,9 @@ _VARIANT_NAMES = {
     "ZH-HANS": "Chinese (simplified)",
 }
 _IN = {v.lower(): ours for ours, variants in _VARIANTS.items() for v in variants} | {"es-419": "es"}
+# DeepL's sources are languages ("EN: all English variants"): a variant is a target only, and
+# as source_lang DeepL answers 400 "Value for 'source_lang' not supported.".
+_TARGET_ONLY = {code for code, ours in _IN.items() if code != ours}
 _REFUSED = {
     "custom_instructions": "custom_instructions are not supported by this server",
     "style_id": "style rules are not supported by this server",
@@ -62,9 +66,10 @@ _QUALITY: dict[str, Quality] = {
 
 
 def from_deepl(code: str, field: str) -> str:
+    """Our language for DeepL's `code` in `field` (a regional variant only as a target)."""
     lowered = code.strip().lower()
     ours = _IN.get(lowered, lowered)
-    if ours not in NAMES:
+    if ours not in NAMES or (field == "source_lang" and lowered in _TARGET_ONLY):
         raise UnsupportedLanguage(f"Value for '{field}' not supported.")
     return ours
 
