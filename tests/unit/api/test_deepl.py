@@ -158,6 +158,12 @@ async def test_tag_handling_html_and_xml(client: httpx.AsyncClient) -> None:
     r = await client.post("/v2/translate", json=body, headers=AUTH)
     assert r.status_code == 200, r.text
     assert "<keep>KEEP</keep>" in r.json()["translations"][0]["text"]
+    # a namespaced tag as written (the fake engine marks what it translated: "[de] KEEP")
+    xml = '<doc xmlns:k="urn:k"><t>Hello there</t><k:keep>KEEP</k:keep></doc>'
+    r = await client.post(
+        "/v2/translate", json={**body, "text": [xml], "ignore_tags": ["k:keep"]}, headers=AUTH
+    )
+    assert "<k:keep>KEEP</k:keep>" in r.json()["translations"][0]["text"], r.text
     body = {**body, "text": ["<doc><t>broken</doc>"]}
     r = await client.post("/v2/translate", json=body, headers=AUTH)
     assert r.status_code == 400

@@ -500,6 +500,29 @@ def test_xml_fragment_with_ignore_tags() -> None:
     assert out == "Hallo <x>{name}</x>, willkommen bei <b>Zap</b>!"
 
 
+NAMESPACED = (
+    '<doc xmlns:x="urn:x" xmlns="urn:d"><p>Run <x:code>make all</x:code> now.</p>'
+    "<x:note>Keep me</x:note><code>Plain code</code></doc>"
+)
+
+
+@pytest.mark.parametrize("tag", ["x:code", "{urn:x}code"])
+def test_xml_ignore_tags_match_a_namespaced_name_as_written(tag: str) -> None:
+    """`ignore_tags=x:code`, the element's name as a DeepL user writes it, matched nothing:
+    only local names were compared. The name as written, or the `{uri}` name, keeps that
+    element alone (not `<code>` of another namespace)."""
+    markup = parse_xml(NAMESPACED, ignore_tags=[tag])
+    assert markup.units == ["Run <x1/> now.", "Keep me", "Plain code"]
+    out, _ = markup.rebuild(["Lancez <x1/> maintenant.", "Garde-moi", "Code simple"])
+    assert "<x:code>make all</x:code>" in out and "<code>Code simple</code>" in out
+
+
+def test_xml_ignore_tags_match_a_local_name_in_any_namespace() -> None:
+    markup = parse_xml(NAMESPACED, ignore_tags=["code", "x:note"])
+    assert markup.units == ["Run <x1/> now."]
+    assert parse_xml(NAMESPACED, ignore_tags=["y:code"]).units[0] == "Run <g1>make all</g1> now."
+
+
 def test_xml_document_keeps_declaration_doctype_and_unexpanded_entities() -> None:
     text = (
         '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE doc [<!ENTITY co "Acme">]>\n'

@@ -82,6 +82,16 @@ class Attribute(NamedTuple):
 Slot = Run | Attribute
 
 
+def _ignored(node: Any, ignore: Collection[str]) -> bool:
+    """Whether an XML element is one of `ignore`: by its name as written (`x:code`, what a
+    DeepL user names), its local name (`code`, any namespace) or its `{uri}code` name."""
+    if not isinstance(node.tag, str):  # a comment or processing instruction
+        return False
+    local = node.tag.rpartition("}")[2]
+    written = f"{node.prefix}:{local}" if node.prefix else local
+    return node.tag in ignore or local in ignore or written in ignore
+
+
 @dataclass
 class Extractor:
     xml: bool
@@ -123,12 +133,7 @@ class Extractor:
             if self.spaced:
                 self._preserved = _preserved(top)
             if self.ignore:
-                self._kept.update(
-                    node
-                    for node in nodes
-                    if isinstance(node.tag, str)
-                    and (node.tag in self.ignore or node.tag.rpartition("}")[2] in self.ignore)
-                )
+                self._kept.update(node for node in nodes if _ignored(node, self.ignore))
             self._skip = self._kept
             return
         if self.marked:
