@@ -1006,3 +1006,24 @@ def test_every_kind_of_button_value_is_a_unit() -> None:
         '<input type="RESET" value="Clear the form"><input type="text" value="Kept"></form>'
     )
     assert parse_html(form).units == ["Send it", "Click me", "Clear the form"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<body class="x" id="b"><p>Hello world</p></body>',
+        '<!-- page --><body class="x">\n<p>Hello world</p>\n</body>\n',
+        '<head><title>Hello world</title></head><body class="x"><p>Hello world</p></body>',
+        '<head><meta charset="utf-8"><title>Hello world</title></head>\n<p>Hello world</p>',
+        "<body><p>Hello world</p></body>",
+    ],
+)
+def test_an_html_fragment_keeps_its_head_and_body_as_given(text: str) -> None:
+    """A fragment starting with <body class="x"> came back without the tag and its
+    attributes (and a <head> without its tag): it was parsed inside a <body> of ours. Its
+    <head> and <body> are now the text's own, with no <html> or <body> added."""
+    markup = parse_html(text)
+    out, repairs = markup.rebuild(markup.units)
+    assert (out, repairs) == (text, [])
+    out, _ = markup.rebuild(["Bonjour le monde"] * len(markup.units))
+    assert out == text.replace("Hello world", "Bonjour le monde")

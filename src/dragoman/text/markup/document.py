@@ -76,10 +76,13 @@ _ONLY_ENDS = re.compile(
     r"(?:\s++|<!--(?>.*?-->)|</(?:body|html)\s*>)*+\Z", re.IGNORECASE | re.DOTALL
 )
 _XHTML = re.compile(r"<(?:html|!doctype\s+html)(?=[\s/>])", re.IGNORECASE)
+# ... or a document's parts without their <html>: a <head> or <body> first, whose attributes a
+# fragment's parse (inside a <body> of ours) dropped with the tag.
 _DOCUMENT = re.compile(
-    r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html)(?=[\s/>])",
+    r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html|head|body)(?=[\s/>])",
     re.IGNORECASE | re.DOTALL,
 )
+_BODY = re.compile(r"<body(?=[\s/>])", re.IGNORECASE)
 
 
 @dataclass
@@ -156,7 +159,8 @@ class Markup:
 
 
 def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
-    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html`. Malformed
+    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html` (a `<head>`
+    or `<body>` first: the document's parts, written back without an `<html>`). Malformed
     HTML is repaired by the parser; only HTML nested deeper than MAX_HTML_DEPTH elements (the
     parser's limit, past which it drops content) raises `InvalidRequest`. The content of
     `script style code pre kbd samp var textarea svg math` is kept verbatim (their own
@@ -181,7 +185,9 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             parsed = etree.fromstring(source[len(before) :], parser)
             root = None if parsed is None else parsed.getroottree()
             # without a DOCTYPE, lxml would write its HTML 4.0 one: written without one
-            kind = "html-document" if head.group(1).lower() == "!doctype" else "html-element"
+            kind = _KINDS[head.group(1).lower()]
+            if kind == "html-parts" and root is not None and not _BODY.search(source):
+                _unwrap(root.getroot().find("body"))  # the parser's, not the text's
         else:
             # no closing tags after the text: a tag or comment left open at its end would
             # swallow them
@@ -203,6 +209,36 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
     return _extract(text, root, kind, extractor, before, raw, mark, trail)
+
+
+_KINDS = {
+    "!doctype": "html-document",
+    "html": "html-element",
+    "head": "html-parts",
+    "body": "html-parts",
+}
+
+
+def _unwrap(node: Any) -> None:
+    """`node`'s text and children in its place (the <body> the parser put around what
+    follows a <head> when the text has none)."""
+    if node is None:
+        return
+    parent, before = node.getparent(), node.getprevious()
+    children = list(node)
+    if before is not None:
+        before.tail = (before.tail or "") + (node.text or "")
+    else:
+        parent.text = (parent.text or "") + (node.text or "")
+    last = children[-1] if children else before
+    if node.tail and last is not None:
+        last.tail = (last.tail or "") + node.tail
+    elif node.tail:
+        parent.text = (parent.text or "") + node.tail
+    at = parent.index(node)
+    parent.remove(node)
+    for k, child in enumerate(children):
+        parent.insert(at + k, child)
 
 
 def _early_ends(source: str) -> str:
@@ -432,6 +468,10 @@ def _serialize(root: Any, kind: str) -> str:
     if kind == "html-element":  # comments around the element kept, no DOCTYPE invented
         out = str(etree.tostring(root, encoding="unicode", method="html", doctype=""))
         return out.removeprefix("\n")
+    if kind == "html-parts":  # the <head> and <body> as given, without the <html> around them
+        top = root.getroot()
+        out = str(etree.tostring(top, encoding="unicode", method="html", with_tail=False))
+        return out.removeprefix("<html>").removesuffix("</html>")
     if kind == "html-fragment":
         root.attrib.clear()
         out = str(etree.tostring(root, encoding="unicode", method="html", with_tail=False))
