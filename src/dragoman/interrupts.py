@@ -19,6 +19,15 @@ def _as_ctrl_c(_signum: int, frame: FrameType | None) -> None:
     handler(signal.SIGINT, frame)
 
 
+def _forget_interrupted_string_code() -> None:
+    """CPython marks a KeyboardInterrupt that ends code run from a string (exec or eval: the
+    methods dataclasses and namedtuple make, as a lazy import defines its classes) as
+    unhandled, even when a caller catches it; under `python -m`, the interpreter then exits
+    by SIGINT (status -2) in place of the status the command returned, once its cleanup ran.
+    Running a string again clears the mark (the interrupt is handled by now)."""
+    exec("", {})
+
+
 @contextlib.contextmanager
 def stops_as_ctrl_c() -> Iterator[None]:
     """Inside, SIGTERM and SIGHUP do what Ctrl-C does; an ignored one stays ignored (under
@@ -31,5 +40,8 @@ def stops_as_ctrl_c() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, handler in previous.items():  # None: set outside Python, left as default
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        try:
+            for sig, handler in previous.items():  # None: set outside Python, left as default
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        finally:
+            _forget_interrupted_string_code()

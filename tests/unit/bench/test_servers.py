@@ -3,6 +3,10 @@ reaches the dragoman servers and vLLM's own server it compares."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +65,40 @@ def test_owning_servers_leaves_an_ignored_sighup_ignored() -> None:
         assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+# `python -m` runs this as the bench's top level; the signal lands while a string is executed, as
+# it does inside a lazy import's dataclass methods (h11's, on the first readiness poll).
+_SIGNALLED_IN_STRING_CODE = """
+import signal, sys
+from dragoman.bench import command
+from dragoman.cli import main
+
+for sig in (signal.SIGTERM, signal.SIGHUP):  # as a user's terminal gives them
+    signal.signal(sig, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def run(s, console):
+    exec("import os, time; os.kill(os.getpid(), {sig}); time.sleep(60)", {{}})
+
+command._run_bench = run
+sys.exit(main(["bench", "--out", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["sigterm", "sighup", "ctrl-c"]
+)
+def test_an_interrupt_inside_string_code_exits_130(tmp_path: Path, sig: signal.Signals) -> None:
+    # CPython marked the KeyboardInterrupt that ended the string's code as unhandled although
+    # the command caught it and stopped its servers; under `python -m` the bench then died of
+    # SIGINT (-2) instead of exiting 130 (seen once in CI, SIGTERM as the first server started).
+    (tmp_path / "signalled_probe.py").write_text(_SIGNALLED_IN_STRING_CODE.format(sig=int(sig)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-m", "signalled_probe", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr.decode()[-2000:]
