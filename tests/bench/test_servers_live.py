@@ -1,5 +1,6 @@
 """Servers the bench starts never outlive an interrupt: real echo servers, launches cut short
-by Ctrl-C (SIGINT to a real `dragoman bench`) or by cancelling the task that awaits them."""
+by Ctrl-C (SIGINT to a real `dragoman bench`) or by cancelling the task that awaits them, and
+servers of a bench killed by SIGKILL, which runs no cleanup."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from dragoman.bench import servers
 from dragoman.bench.servers import launch_echo, start
 from tests.bench._signals import default_signals
 
@@ -186,3 +189,80 @@ def test_an_interrupt_while_a_server_is_made_waits_until_it_can_be_stopped(
         signal.signal(signal.SIGTERM, previous)
         servers._LIVE.pop(pid, None)
     assert seen == [True]
+
+
+def _exec_done(pid: int) -> bool:
+    """The server's own command runs (past the step that sets its parent-death signal)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"dragoman"]
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.parametrize(
+    "args",
+    [  # --checks-cost starts its servers from the main thread, --proxy from worker threads
+        ["--checks-cost", "--requests-per-level", "200"],
+        ["--proxy", "--proxy-backends", "echo", "--concurrency", "1", "--requests-per-level", "20"],
+    ],
+    ids=["main-thread", "worker-thread"],
+)
+def test_sigkill_of_the_bench_takes_its_servers_down(
+    mark: str, tmp_path: Path, args: list[str]
+) -> None:
+    # SIGKILL runs no cleanup: every server the bench started went on running (a real engine
+    # holds gigabytes). The kernel now sends each its SIGTERM when the bench dies.
+    with (tmp_path / "stderr.txt").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dragoman", "bench", *args, "--out", str(tmp_path / "out")],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            preexec_fn=_sigint_default,
+        )
+    try:
+        started = lambda: [p for p in server_pids(mark, proc.pid) if _exec_done(p)]  # noqa: E731
+        wait_for(started, 120, "a server of the bench started")
+        proc.kill()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    wait_for(lambda: not marked(mark), 60, "no server of the killed bench left")
+
+
+def _sigterm_pending(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = [int(line.split()[1], 16) for line in status.splitlines() if "Pnd:" in line]
+    return any(mask & (1 << (signal.SIGTERM - 1)) for mask in pending)
+
+
+def test_a_server_started_from_a_thread_outlives_the_thread(tmp_path: Path) -> None:
+    # The parent-death signal follows the thread that forked: a server forked by a pool thread
+    # got SIGTERM when asyncio.run's end stopped the pool, still in use. This one blocks
+    # SIGTERM, so one sent stays pending where /proc shows it.
+    up = tmp_path / "up"
+    code = (
+        "import pathlib, signal, time; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}); "
+        f"pathlib.Path({str(up)!r}).touch(); time.sleep(300)"
+    )
+    made: list[subprocess.Popen[bytes]] = []
+
+    def launch() -> None:  # the thread ends once the server runs, as a launch's does
+        made.append(servers._popen([sys.executable, "-c", code], tmp_path / "log"))
+        wait_for(up.exists, 60, "the server started")
+
+    thread = threading.Thread(target=launch)
+    thread.start()
+    thread.join()
+    process = made[0]
+    try:
+        assert up.exists()
+        # Gone from /proc once its exit (which sends the parent-death signal) is done.
+        wait_for(lambda: not Path(f"/proc/self/task/{thread.native_id}").exists(), 60, "exit")
+        assert process.poll() is None
+        assert not _sigterm_pending(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+        servers._LIVE.pop(process.pid, None)

@@ -4,6 +4,7 @@ architecture) or vLLM's own OpenAI-compatible server with the same model and set
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import functools
@@ -257,7 +258,44 @@ def _poll_ready(launched: Launched, ready_path: str, timeout: float, probe: bool
     raise RuntimeError(f"server not ready in {timeout} s: {launched.log.read_text()[-3000:]}")
 
 
+# Run first in a server's process on Linux, then replaced by the server's own command (the
+# setting survives exec): the kernel sends it SIGTERM when the thread that forked it ends,
+# the bench's death by SIGKILL included (no cleanup runs then). A process of its own, not
+# preexec_fn, which runs Python in the child of a threaded process. A bench already gone is
+# seen as a changed parent. Not inherited by the server's own children (engine processes,
+# llama-server): the server stops those on SIGTERM.
+_DIE_WITH_PARENT = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("the process that started this server has exited")
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+_SPAWNER: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _spawner() -> concurrent.futures.ThreadPoolExecutor:
+    global _SPAWNER
+    with _LIVE_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = concurrent.futures.ThreadPoolExecutor(1, "dragoman-bench-spawner")
+        return _SPAWNER
+
+
 def _popen(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    if threading.current_thread() is threading.main_thread():
+        return _spawn(cmd, log, env)
+    # The parent the kernel knows is the forking thread: a server forked by a worker thread
+    # (start(), asyncio.to_thread) would get its parent-death SIGTERM when the pool's threads
+    # end, at asyncio.run's end, still in use. One thread, kept until the process exits,
+    # forks them all.
+    return _spawner().submit(_spawn, cmd, log, env).result()
+
+
+def _spawn(cmd: list[str], log: Path, env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+    if sys.platform == "linux":
+        cmd = [sys.executable, "-I", "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *cmd]
     with log.open("wb") as out, _interrupts_held():  # the child has its own descriptor
         process = subprocess.Popen(
             cmd,
