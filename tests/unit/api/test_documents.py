@@ -169,6 +169,33 @@ async def test_a_long_request_is_cut_into_sentences_off_the_event_loop(
     assert threads[1] is not threading.main_thread()
 
 
+async def test_a_long_page_to_detect_is_parsed_off_the_event_loop(
+    serve, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # With the source to detect, pages were parsed on the loop before detection: 64 pages of
+    # 60 KB held /ready 3.4 s (a given source parses them in the plan, off the loop).
+    threads: list[threading.Thread] = []
+    real = translation.parse
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(translation, "parse", recorded)
+    page = "".join(f"<p>Ceci est la phrase {i} d'une longue page.</p>" for i in range(600))
+    assert len(page) > translation.CUT_IN_THREAD
+    async with serve(max_text_chars=100_000) as (_app, c):
+        for text in ("<p>Une phrase courte.</p>", page):
+            r = await c.post(
+                "/v1/translate",
+                json={"text": text, "source_lang": "auto", "target_lang": "en", "format": "html"},
+            )
+            assert r.status_code == 200, r.text
+            assert r.json()["translations"][0]["detected_source_lang"] == "fr"
+    assert threads[0] is threading.main_thread()  # a short request: no thread hop
+    assert threads[1] is not threading.main_thread()
+
+
 async def test_a_long_text_keeps_its_paragraphs_with_nonewlines(serve) -> None:  # type: ignore[no-untyped-def]
     # sentencex, given the whole text, dropped a blank line at about every 10 KB.
     text = "".join(f"Paragraph {i} is here. It has two sentences.\n\n" for i in range(300))
