@@ -135,3 +135,20 @@ def _candidates(ranked: list[Any]) -> tuple[Candidate, ...]:
         if confidence > 0:
             best.append(Candidate(value.language.iso_code_639_1.name.lower(), confidence))
     return tuple(best)
+
+
+def pooled(detections: Sequence[Detection], lengths: Sequence[int]) -> tuple[Candidate, ...]:
+    """One ranking for a batch, as LibreTranslate's /detect answers a list of texts: each
+    language's confidence averaged over the texts that name it, ranked by that average times
+    those texts' characters (a long text outweighs a short one); at most three."""
+    names: dict[str, list[float]] = {}  # language -> [confidence sum, texts, characters]
+    for detection, length in zip(detections, lengths, strict=True):
+        for c in detection.candidates:
+            pool = names.setdefault(c.language, [0.0, 0, 0])
+            pool[0] += c.confidence
+            pool[1] += 1
+            pool[2] += length
+    ranked = sorted(names.items(), key=lambda kv: kv[1][0] / kv[1][1] * kv[1][2], reverse=True)
+    return tuple(Candidate(code, round(total / texts, 1)) for code, (total, texts, _) in ranked)[
+        :MAX_CANDIDATES
+    ]

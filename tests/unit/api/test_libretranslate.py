@@ -117,6 +117,24 @@ async def test_detect(client: httpx.AsyncClient) -> None:
     assert (r.status_code, r.json()) == (400, {"error": "Invalid request: missing q parameter"})
 
 
+async def test_detect_a_list_q_gives_one_ranking(client: httpx.AsyncClient) -> None:
+    """LibreTranslate's own test sends /detect a list; it was refused, 400 (q: a valid
+    string). One ranking for the texts, its confidences averaged, the longer text first."""
+    texts = [
+        "Der Zug nach Berlin fährt heute wegen des Wetters deutlich später ab als geplant.",
+        "Bonjour tout le monde",
+    ]
+    r = await client.post("/detect", json={"q": texts})
+    assert r.status_code == 200, r.text
+    found = r.json()
+    assert [c["language"] for c in found[:2]] == ["de", "fr"]
+    assert all(0 < c["confidence"] <= 100 for c in found) and len(found) <= 3
+    r = await client.post("/detect", json={"q": ["🙂", "42"]})
+    assert r.json() == [{"confidence": 0.0, "language": "en"}]
+    r = await client.post("/detect", json={"q": []})
+    assert (r.status_code, r.json()) == (400, {"error": "Invalid request: missing q parameter"})
+
+
 async def test_frontend_settings_and_cors(client: httpx.AsyncClient) -> None:
     r = await client.get("/frontend/settings", headers={"origin": "http://example.test"})
     assert r.status_code == 200

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dragoman.detect import Candidate, Detection, LanguageDetector
+from dragoman.detect import Candidate, Detection, LanguageDetector, pooled
 from dragoman.detect._clean import has_language, strip_non_language
 from dragoman.errors import ConfigError
 from dragoman.languages import NAMES
@@ -192,3 +192,15 @@ def test_an_unknown_code_is_a_config_error(codes: tuple[str, ...], message: str)
     with pytest.raises(ConfigError) as exc:
         LanguageDetector(codes)
     assert exc.value.message == message
+
+
+def test_pooled_averages_each_language_and_ranks_by_characters() -> None:
+    """LibreTranslate's ranking for a list: a language's confidence is its average over the
+    texts that name it, ranked by that times their characters."""
+    short_fr = Detection((Candidate("fr", 90.0), Candidate("en", 10.0)))
+    long_de = Detection((Candidate("de", 60.0), Candidate("en", 30.0)))
+    nothing = Detection(has_letters=False)
+    got = pooled([short_fr, long_de, nothing], [10, 100, 5])
+    # de 60 x 100 = 6000; en 20 x 110 = 2200; fr 90 x 10 = 900
+    assert got == (Candidate("de", 60.0), Candidate("en", 20.0), Candidate("fr", 90.0))
+    assert pooled([nothing], [3]) == ()

@@ -45,7 +45,7 @@ class LtTranslateRequest(BaseModel):
 
 
 class LtDetectRequest(BaseModel):
-    q: str
+    q: str | list[str] = Field(description="A text, or a list of texts (JSON only): one ranking.")
     api_key: str | None = None
 
 

@@ -17,7 +17,7 @@ from dragoman.api.libretranslate.protocol import (
     parse,
     to_lt,
 )
-from dragoman.detect import Detection
+from dragoman.detect import Detection, pooled
 from dragoman.engine.protocol import Translator
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
@@ -71,11 +71,13 @@ async def detect(
 ) -> list[DetectedLanguage]:
     req: LtDetectRequest = parse(LtDetectRequest, params, ("q",))
     caller = caller_of(keys, req.api_key)
-    (d,) = await service.identify([req.q], caller)
-    found = [
-        DetectedLanguage(confidence=c.confidence, language=to_lt(c.language)) for c in d.candidates
-    ]
-    return found or [NOTHING]
+    texts = [req.q] if isinstance(req.q, str) else list(req.q)
+    found = await service.identify(texts, caller)
+    # A list gets one ranking for all its texts, as LibreTranslate's (it was refused, 400).
+    best = found[0].candidates if len(found) == 1 else pooled(found, [len(t) for t in texts])
+    return [
+        DetectedLanguage(confidence=c.confidence, language=to_lt(c.language)) for c in best
+    ] or [NOTHING]
 
 
 def languages(translator: Translator) -> list[LtLanguage]:
