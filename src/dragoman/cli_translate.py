@@ -104,6 +104,10 @@ async def _local(s: TranslateSettings, text: str) -> str:
 def run_translate(args: list[str]) -> None:
     s = TranslateSettings(_cli_parse_args=args, _cli_prog_name="dragoman translate")  # type: ignore[call-arg]
     text = sys.stdin.read() if s.text == "-" else s.text
+    if not text.strip():
+        # As a server refuses it (422, exit 2); without one, `--source auto` printed it back
+        # (exit 0) and a given source started the engine for nothing.
+        raise ConfigError("text: text must not be empty")
     result = _via_server(s, text)
     if result is None:
         result = asyncio.run(_local(s, text))

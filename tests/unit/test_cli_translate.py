@@ -128,3 +128,30 @@ def test_translate_auto_without_a_server_answers_as_a_server_does(
     assert got.out == (f"{text}\n" if out is None else out)
     if status == 2:
         assert "dragoman: error: the text's language is none " in got.err
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t "])
+@pytest.mark.parametrize("source", ["auto", "fr"])
+def test_translate_of_empty_input_exits_2_as_a_server_answers_it(
+    text: str, source: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Empty or blank stdin: a server refuses it (422, exit 2); without one, `--source auto`
+    printed it back (exit 0), and a given source went on to start the engine."""
+    import io
+
+    import dragoman.api.serve as serve
+    import dragoman.models.prepare as prepare
+
+    def no_engine(*_: object, **__: object) -> object:
+        raise AssertionError("the engine was started")
+
+    monkeypatch.setattr(serve, "open_translator", no_engine)
+    monkeypatch.setattr(prepare, "prepare", no_engine)
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    argv = ["translate", "-", "--source", source, "--to", "en", "--server", url]
+    assert main(argv) == 2
+    got = capsys.readouterr()
+    assert (got.out, got.err) == ("", "dragoman: error: text: text must not be empty\n")
