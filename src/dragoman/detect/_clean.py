@@ -68,7 +68,7 @@ def script_language(text: str, served: frozenset[str]) -> str | None:
     (a Latin word inside, say) leaves the text to the model."""
     if max(text, default="\0") < "\u0e00":  # Latin, Cyrillic, Arabic...: no shortcut
         return None
-    scripts = {_script(ch) for ch in text if ch.isalpha()}
+    scripts = {_script(ch) for ch in set(text) if ch.isalpha()}  # each character once
     if "hangul" in scripts and scripts <= {"hangul", "han"} and "ko" in served:
         return "ko"
     if "kana" in scripts and scripts <= {"kana", "han"} and "ja" in served:

@@ -20,6 +20,10 @@ MAX_CANDIDATES = 3
 # lingua's time grows with the length (benchmarks/detect/README.md, "Sample length"); 400 keeps
 # a few sentences of margin for texts that open with names or a title, for about 0.35 ms.
 SAMPLE_CHARS = 400
+HEAD_CHARS = 8 * SAMPLE_CHARS
+"""A longer text is cleaned on its start when that gives a sample with letters: stripping all
+of a 60 KB text took 7.7 ms (holding the GIL) for the 400 characters lingua reads; a /detect
+of 64 such texts spent 0.86 of its 0.92 s there."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,18 @@ class Detection:
 
 
 NO_LETTERS = Detection(has_letters=False)
+
+
+def _clean(text: str) -> str:
+    """What the detector reads of `text` (strip_non_language). A long text's start, cut at a
+    space, where it holds more than a sample with letters; else the whole text (a page that
+    opens with a long run of links or numbers)."""
+    if len(text) > HEAD_CHARS:
+        cut = text.rfind(" ", HEAD_CHARS // 2, HEAD_CHARS)
+        head = strip_non_language(text[: cut if cut > 0 else HEAD_CHARS])
+        if len(head) > SAMPLE_CHARS and has_letters(head):
+            return head
+    return strip_non_language(text)
 
 
 def _sample(text: str) -> str:
@@ -102,7 +118,7 @@ class LanguageDetector:
         out: list[Detection | None] = []
         todo: list[tuple[int, str]] = []
         for i, text in enumerate(texts):
-            clean = strip_non_language(text)
+            clean = _clean(text)
             if not has_letters(clean):
                 out.append(NO_LETTERS)
             elif len(self.codes) == 1:
