@@ -217,7 +217,7 @@ def test_sigkill_of_the_bench_takes_its_servers_down(
             [sys.executable, "-m", "dragoman", "bench", *args, "--out", str(tmp_path / "out")],
             stdout=subprocess.DEVNULL,
             stderr=err,
-            preexec_fn=_sigint_default,
+            preexec_fn=default_signals,
         )
     try:
         started = lambda: [p for p in server_pids(mark, proc.pid) if _exec_done(p)]  # noqa: E731
