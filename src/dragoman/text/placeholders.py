@@ -33,9 +33,13 @@ _BASE = r"""
 # A run of 40+ base64 or hex characters with a digit and a letter (a key, an encoded image):
 # never a word, and thousands of them took the model minutes. Tried only in a text that has
 # such a run (`_LONG_RUN`): tried at every word, it made a 10 KB text's mask twice as slow.
-_RUN = r"""
+# Not words joined by hyphens, each letters, digits or both in turn (`40-Tonnen-Lkw-...-ab-2025`,
+# `state-of-the-art-...-v2`, `1990s`, `MP3`, `H2O`): a hyphenated compound is text to translate.
+_WORD = r"(?>[A-Za-z]*[0-9]*[A-Za-z]*)"
+_RUN = rf"""
     | (?<![\w+/=-]) (?=[A-Za-z+/_-]*[0-9]) (?=[0-9+/_-]*[A-Za-z])
-      [A-Za-z0-9+/_-]{40,}={0,2}(?![\w+/=-])
+      (?!{_WORD}(?:-{_WORD})+(?![\w+/=-]))
+      [A-Za-z0-9+/_-]{{40,}}={{0,2}}(?![\w+/=-])
 """
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{40}")
 # In plain text, also what reads as our own inline markers (markup/markers.py).

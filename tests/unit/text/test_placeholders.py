@@ -166,6 +166,20 @@ def test_long_base64_and_hex_runs_are_masked() -> None:
         assert mask(text).originals == (), text
 
 
+def test_hyphenated_words_with_a_digit_are_no_long_run() -> None:
+    """A hyphenated compound of 40+ ASCII characters with a number in it read as a key and was
+    kept from the model: German writes `40-Tonnen-Lkw-...`, English `state-of-the-art-...-v2`."""
+    for words in (
+        "40-Tonnen-Lkw-Fahrverbot-an-Sonntagen-und-Feiertagen-ab-2025",
+        "state-of-the-art-text-to-speech-model-v2-for-production",
+        "the-1990s-style-MP3-player-with-H2O-proof-casing-and-more",
+    ):
+        assert mask(f"Ein {words} gilt.").originals == (), words
+    # A key in base64url, hyphens and all, still is one: its parts mix letters and digits.
+    key = "dGhpcyBpcyBh-Z2VuZXJhdGVka2V5IGZvciB0ZXN0aW5nIHB1cnBvc2Vz"
+    assert mask(f"The key {key} is here.").originals == (key,)
+
+
 def test_a_long_run_is_one_unit_whatever_its_length() -> None:
     blob = base64.b64encode(bytes(range(256)) * 15).decode()
     text = f"See {blob} here. And then another sentence follows."
