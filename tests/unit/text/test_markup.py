@@ -1016,6 +1016,9 @@ def test_every_kind_of_button_value_is_a_unit() -> None:
         '<head><title>Hello world</title></head><body class="x"><p>Hello world</p></body>',
         '<head><meta charset="utf-8"><title>Hello world</title></head>\n<p>Hello world</p>',
         "<body><p>Hello world</p></body>",
+        # a <body> in a comment or a script is not the text's: none is added
+        "<head><title>Hello world</title></head><p>Hello world</p><!-- <body> -->",
+        '<head><script>document.write("<body>")</script></head><p>Hello world</p>',
     ],
 )
 def test_an_html_fragment_keeps_its_head_and_body_as_given(text: str) -> None:

@@ -82,7 +82,15 @@ _DOCUMENT = re.compile(
     r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html|head|body)(?=[\s/>])",
     re.IGNORECASE | re.DOTALL,
 )
-_BODY = re.compile(r"<body(?=[\s/>])", re.IGNORECASE)
+# A text's own <body> start tag, stepped over as `_ENDS` does: one in a comment, a script or an
+# attribute value (`<!-- <body> -->`) is none.
+_TAGS = re.compile(
+    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b"
+    r"(?>.*?(?:</\1\s*>|\Z))"
+    r"|<!--(?>.*?(?:-->|\Z))"
+    r"|<([a-zA-Z][^\s/>]*+)(?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 @dataclass
@@ -186,7 +194,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             root = None if parsed is None else parsed.getroottree()
             # without a DOCTYPE, lxml would write its HTML 4.0 one: written without one
             kind = _KINDS[head.group(1).lower()]
-            if kind == "html-parts" and root is not None and not _BODY.search(source):
+            if kind == "html-parts" and root is not None and not _has_body(source):
                 _unwrap(root.getroot().find("body"))  # the parser's, not the text's
         else:
             # no closing tags after the text: a tag or comment left open at its end would
@@ -217,6 +225,11 @@ _KINDS = {
     "head": "html-parts",
     "body": "html-parts",
 }
+
+
+def _has_body(source: str) -> bool:
+    """Whether `source` has a <body> start tag of its own (not in a comment, script or value)."""
+    return any((m.group(2) or "").lower() == "body" for m in _TAGS.finditer(source))
 
 
 def _unwrap(node: Any) -> None:
