@@ -204,11 +204,11 @@ def _matches(text: str, markers: bool) -> list[tuple[int, int]]:
     our markers' lookalikes where `markers`), in order."""
     # A long run is looked for on its own: any letter may start one, and in one pattern with
     # the rest it made sre try every position (a 10 KB text's mask took 30% longer).
-    if markers:  # plain text: _MAYBE finds a long run's digit
+    if markers or "<" not in text:  # no marker's digit: _MAYBE finds a long run's digit
         if not _MAYBE[True].search(text):
             return []
         runs = _long_run(text)
-    else:  # markup's units hold digits in their markers: a long run is looked for first
+    else:  # a markup unit's markers hold digits: a long run is looked for first
         runs = _long_run(text)
         if not runs and not _MAYBE[False].search(text):
             return []
