@@ -36,6 +36,19 @@ def body(text: str, **kw: object) -> dict[str, object]:
     return {"text": text, "source_lang": "en", "target_lang": "fr", **kw}
 
 
+def threads_calling(monkeypatch: pytest.MonkeyPatch, name: str) -> list[threading.Thread]:
+    """The thread of each call of the service module's `name`, in order (it still runs)."""
+    threads: list[threading.Thread] = []
+    real = getattr(translation, name)
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(translation, name, recorded)
+    return threads
+
+
 async def test_sentences_run_concurrently_and_the_layout_is_kept(
     serve, fake: FakeTranslator
 ) -> None:  # type: ignore[no-untyped-def]
@@ -152,14 +165,7 @@ async def test_a_long_request_is_cut_into_sentences_off_the_event_loop(
     serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     # 3 MB of short lines held the loop 5 s while they were cut (/ready unanswered).
-    threads: list[threading.Thread] = []
-    real = translation.plan
-
-    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(translation, "plan", recorded)
+    threads = threads_calling(monkeypatch, "plan")
     long = "".join(f"Line {i}.\n" for i in range(3_000))
     assert len(long) > translation.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
@@ -174,14 +180,7 @@ async def test_a_long_page_to_detect_is_parsed_off_the_event_loop(
 ) -> None:  # type: ignore[no-untyped-def]
     # With the source to detect, pages were parsed on the loop before detection: 64 pages of
     # 60 KB held /ready 3.4 s (a given source parses them in the plan, off the loop).
-    threads: list[threading.Thread] = []
-    real = translation.parse
-
-    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(translation, "parse", recorded)
+    threads = threads_calling(monkeypatch, "parse")
     page = "".join(f"<p>Ceci est la phrase {i} d'une longue page.</p>" for i in range(600))
     assert len(page) > translation.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
@@ -202,19 +201,14 @@ async def test_a_long_request_is_checked_and_put_back_together_off_the_event_loo
     # Each whole text's letters check (a given source) and the rebuild of every text from its
     # units' translations ran on the loop: 64 pages of 60 KB held /ready 0.3 s and 1.8 s.
     checked: dict[str, threading.Thread] = {}
-    combined: list[threading.Thread] = []
-    real_check, real_combine = translation.needs_translation, translation.combine
+    real_check = translation.needs_translation
 
     def check(text: str) -> bool:
         checked[text] = threading.current_thread()
         return real_check(text)
 
-    def combine(*args, **kwargs):  # type: ignore[no-untyped-def]
-        combined.append(threading.current_thread())
-        return real_combine(*args, **kwargs)
-
     monkeypatch.setattr(translation, "needs_translation", check)
-    monkeypatch.setattr(translation, "combine", combine)
+    combined = threads_calling(monkeypatch, "combine")
     long = "".join(f"<p>Line {i}.</p>" for i in range(2_000))
     assert len(long) > translation.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
