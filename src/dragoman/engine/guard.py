@@ -20,11 +20,13 @@ SOURCE_MAX_CHARS = 100_000
 class RepetitionGuard:
     """Watches one output grow. `feed` returns, the first time the tail is one unit of
     1..max_unit tokens repeated back to back at least `min_copies` times over at least
-    `min_span` tokens, the index at which to cut so only the first copy of the run is kept."""
+    `min_span` tokens, the index at which to cut so only the first `keep` copies of the run are
+    kept (at most min_copies - 1)."""
 
-    def __init__(self, min_span: int, max_unit: int, min_copies: int = 3) -> None:
+    def __init__(self, min_span: int, max_unit: int, min_copies: int = 3, keep: int = 1) -> None:
         self.tokens: list[int] = []
         self.cut: int | None = None
+        self._keep = max(1, min(keep, max(2, min_copies) - 1))
         self._on = min_span >= 2 and max_unit > 0
         unit = max(1, max_unit)
         periods = np.arange(1, unit + 1, dtype=np.int64)
@@ -56,11 +58,24 @@ class RepetitionGuard:
             hit = run >= need
             if hit.any():
                 period = int(hit.argmax())  # index p-1 of the smallest period that loops
-                # Keep one period from where the run starts. That copy may be the unit rotated
-                # when the text before ends like the unit ("X. He ran. He ran." keeps "X. He ran").
-                self.cut = n + 1 - int(run[period])
+                # Keep `keep` periods from where the run starts. The first copy may be the unit
+                # rotated when the text before ends like the unit ("X. He ran. He ran." keeps
+                # "X. He ran").
+                self.cut = n + 1 - int(run[period]) + (self._keep - 1) * (period + 1)
                 return self.cut
         return None
+
+
+def guard_for(text: str, min_span: int, max_tokens: int) -> RepetitionGuard:
+    """The guard of one translation, the same on every engine: units up to a long sentence.
+    Repetition the source itself has (3+ copies: "ha ha ha ha"; doubled letters do not count)
+    may come through with two copies to spare, and a loop past that is cut back to as many
+    copies as the source has: the model does not stop where its source does ("Go team! " x 30
+    went on to the output budget), and cut to one copy it had lost the source's own repeats."""
+    copies = source_copies(text)
+    if copies < 3:
+        return RepetitionGuard(min_span, min(256, max_tokens // 3))
+    return RepetitionGuard(min_span, min(256, max_tokens // 3), copies + 2, keep=copies)
 
 
 def source_copies(text: str) -> int:

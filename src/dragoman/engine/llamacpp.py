@@ -37,7 +37,7 @@ from dragoman.engine._llamacpp_process import (
     stream_messages,
 )
 from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
-from dragoman.engine.guard import RepetitionGuard, source_copies
+from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
 from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, PromptBuilder, PromptFormat
@@ -264,9 +264,7 @@ class LlamaCppTranslator:
         window = self._settings.repeat_window
         if not window:
             return None
-        copies = source_copies(text)
-        min_copies = copies + 2 if copies >= 3 else 3
-        return RepetitionGuard(window, min(256, max_tokens // 3), min_copies)
+        return guard_for(text, window, max_tokens)
 
     def _failure(self, exc: Exception) -> DragomanError:
         code = self._server.exit_code()

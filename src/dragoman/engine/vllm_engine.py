@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dragoman.engine.guard import RepetitionGuard, source_copies
+from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.plan import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.prompts import (
@@ -166,11 +166,7 @@ class VllmTranslator:
         return other
 
     def _guard(self, text: str, max_tokens: int) -> RepetitionGuard:
-        """Units up to a long sentence. Repetition the source itself has (3+ copies: "ha ha ha
-        ha"; doubled letters do not count) may come through with two copies to spare."""
-        copies = source_copies(text)
-        min_copies = copies + 2 if copies >= 3 else 3
-        return RepetitionGuard(self._settings.repeat_window, min(256, max_tokens // 3), min_copies)
+        return guard_for(text, self._settings.repeat_window, max_tokens)
 
     def num_unfinished_requests(self) -> int:
         return int(self._engine.get_num_unfinished_requests())

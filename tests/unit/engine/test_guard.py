@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from dragoman.engine.guard import RepetitionGuard, source_copies
+from dragoman.engine.guard import RepetitionGuard, guard_for, source_copies
 
 NEWLINE = 198
 CHUNKINGS = [[1], [3], [7, 1, 13, 2], [64], [10_000]]  # sizes of successive deltas, cycled
@@ -176,3 +176,22 @@ def test_source_copies_lets_the_source_repetition_through_the_guard() -> None:
     copies = source_copies("No, no, no, no")
     assert feed_all(RepetitionGuard(2, 256, max(3, copies + 2)), tokens) is None
     assert feed_all(RepetitionGuard(2, 256, 3), tokens) == 3
+
+
+def test_feed_keeps_as_many_copies_as_asked() -> None:
+    tokens = loop(3, 12, 5)
+    assert feed_all(RepetitionGuard(16, 256, min_copies=5, keep=3), tokens) == 3 + 3 * 12
+    # Never more than the copies that make a loop less one.
+    assert feed_all(RepetitionGuard(16, 256, min_copies=5, keep=9), tokens) == 3 + 4 * 12
+
+
+def test_a_loop_past_a_repetitive_source_is_cut_back_to_its_copies() -> None:
+    # Seen on the real engine: "Go team! " x 30 went on to the output budget, and the guard
+    # cut it to "Go team! Go"; 20 repeated Korean clauses to Japanese came back as one.
+    source = "Go team! " * 30
+    assert source_copies(source) == 30
+    tokens = loop(0, 4, 80)  # "Go", " team", "!", " " over and over
+    assert feed_all(guard_for(source, 16, 512), tokens[: 4 * 31]) is None  # 30 + 1 pass
+    assert feed_all(guard_for(source, 16, 512), tokens) == 30 * 4
+    # A source that does not repeat keeps the first copy, as before.
+    assert feed_all(guard_for("Go team!", 16, 512), tokens) == 4

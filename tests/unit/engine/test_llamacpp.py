@@ -213,7 +213,8 @@ async def test_a_loop_in_the_first_answer_is_cut_by_the_guard() -> None:
         return httpx.Response(200, json=looped)
 
     t = translator(handler)
-    out = await t.translate(" ".join(["word"] * 30), "en", "fr")
+    # A source that does not repeat itself: the loop is cut to its first copy.
+    out = await t.translate(" ".join(f"word{i}" for i in range(30)), "en", "fr")
     assert out.finish_reason == "repetition"
     assert out.text == "Tra la"
     assert len(seen) == 1  # no tail asked for
