@@ -167,9 +167,9 @@ class Metrics:
         )
         self.validation_retries = Counter(
             f"{prefix}_validation_retries_total",
-            "Replies that failed their check (reason: placeholders, language, length), by what "
-            "followed: asked again and the second passed (fixed) or not (failed), or no time "
-            "left before the deadline to ask (skipped).",
+            "Replies that failed their check (reason: placeholders, language, prompt, length), by "
+            "what followed: asked again and the second passed (fixed) or not (failed), or no "
+            "time left before the deadline to ask (skipped).",
             ["reason", "outcome"],
             registry=r,
         )

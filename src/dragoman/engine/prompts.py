@@ -120,8 +120,8 @@ validation"."""
 
 class Insisted(str):
     """A text asked again after its first reply failed the service's check: the prompt adds
-    `note`, and the engine samples (RETRY_TEMPERATURE). Like InContext, it is the text
-    everywhere else."""
+    `note` (`note_turns`), and the engine samples (RETRY_TEMPERATURE). Like InContext, it is
+    the text everywhere else."""
 
     note: str
 
@@ -145,6 +145,15 @@ def insist_note(text: str, target: str, failure: str) -> str:
     return f" Write the translation in {name}, not in any other language. " + ANSWER_IN.get(
         target, f"Answer in {name} only."
     )
+
+
+def note_turns(note: str) -> list[dict[str, str]]:
+    """A second request's note as an exchange of its own before the text's request. Inside
+    that request, beside the text, the 0.5B model translated it with instruction-like texts
+    ("Répondeez uniquement en français.", "Bitte antwort auf Deutsch."): 13 of 110 forced
+    retries, 2 of 110 as a turn of its own, which also fixed 9 of 14 replies in the wrong
+    language against 3 (benchmarks/README.md, "Reply validation")."""
+    return [{"role": "user", "content": note.strip()}, {"role": "assistant", "content": "OK."}]
 
 
 def context_turns(before: str, after: str, source: str) -> list[dict[str, str]]:
@@ -175,9 +184,9 @@ def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> lis
             messages.append({"role": "assistant", "content": answer})
     if isinstance(text, InContext):
         messages += context_turns(text.before, text.after, source)
-    notes = hints(text) + glossary_hint(terms)
     if isinstance(text, Insisted):
-        notes += text.note
+        messages += note_turns(text.note)
+    notes = hints(text) + glossary_hint(terms)
     messages.append({"role": "user", "content": _request(text, source, target, notes)})
     return messages
 

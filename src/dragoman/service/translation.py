@@ -426,7 +426,9 @@ class TranslationService:
             return first
         again = Insisted(str(text), insist_note(text, target, failure))
         second = await translator.translate(again, source, target, terms)
-        failed = await asyncio.to_thread(validator.check, text, second.text, target, source)
+        failed = await asyncio.to_thread(
+            validator.check, text, second.text, target, source, (failure, again.note)
+        )
         outcome = "fixed" if failed is None else "failed"
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)

@@ -3,8 +3,9 @@ fails when the placeholders ({1}) or inline markers (<g1>, <x1/>) of its unit ar
 exactly once, when it is read as another language than the target, when it repeats the
 prompt's worked example instead of translating its unit, or when it runs far longer than its
 source. The second request carries an instruction that names what was wrong (in the
-target language, for a wrong language); the better of the two replies by the same check is
-kept (the first when both fail: the placeholders are then repaired as before). Measured:
+target language, for a wrong language), and its reply also fails when it holds that
+instruction (the model translated it as text); the better of the two replies by the same check
+is kept (the first when both fail: the placeholders are then repaired as before). Measured:
 benchmarks/README.md, "Reply validation"."""
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from dragoman.detect import LanguageDetector
 from dragoman.engine.prompts import EXAMPLES, MARKERS, PLACEHOLDERS
 from dragoman.eval.metrics import text_length, without_copied_names
 
-Failure = Literal["placeholders", "language", "prompt", "length"]
-FAILURES: tuple[Failure, ...] = ("placeholders", "language", "prompt", "length")
+Failure = Literal["placeholders", "language", "prompt", "length", "note"]
+FAILURES: tuple[Failure, ...] = ("placeholders", "language", "prompt", "length", "note")
 
 _TOKENS = re.compile(f"{PLACEHOLDERS.pattern}|{MARKERS.pattern}")
 
@@ -104,6 +105,56 @@ def echoes_prompt(unit: str, reply: str, source: str, target: str) -> bool:
     return _holds(reply, EXAMPLES[target][-1]) and not _holds(unit, EXAMPLES[source][-1])
 
 
+# What a second request's note (engine/prompts.py, `insist_note`) names, as the model writes it
+# when it translates the note instead of (or beside) its text: the target language, or the
+# examples. A language's names in the languages the note is written in (ANSWER_IN's), so that a
+# unit that names it in its own language ("Parlez-vous anglais ?") is not taken for a leak.
+LANGUAGE_NAMES: dict[str, tuple[str, ...]] = {
+    code: tuple(names.split())
+    for code, names in {
+        "en": "english anglais englisch inglés ingles inglese inglês 영어 英语 英文 英語",
+        "fr": "french français francais französisch francés francese francês 프랑스어 法语 "
+        "法文 フランス語",
+        "de": "german deutsch allemand alemán aleman tedesco alemão 독일어 德语 德文 ドイツ語",
+        "es": "spanish español espanol espagnol spanisch spagnolo espanhol 스페인어 西班牙语 "
+        "西班牙文 スペイン語",
+        "it": "italian italien italiano italienisch 이탈리아어 意大利语 イタリア語",
+        "pt": "portuguese português portugues portugais portugiesisch portugués portoghese "
+        "포르투갈어 葡萄牙语 ポルトガル語",
+        "ko": "korean 한국어 한국말 coréen koreanisch coreano 韩语 韩文 韓国語",
+        "zh": "chinese 中文 汉语 chinois chinesisch chino cinese chinês 중국어 中国語",
+        "ja": "japanese 日本語 japonais japanisch japonés giapponese japonês 일본어 日语 日文",
+    }.items()
+}
+# "The examples", plural: "par exemple", "zum Beispiel" are common in translations.
+EXAMPLES_NAMED = re.compile(r"\b(?:examples|exemples|beispiele|ejemplos|esempi|exemplos)\b")
+
+
+def _names(text: str, words: tuple[str, ...] | re.Pattern[str]) -> bool:
+    folded = text.casefold()
+    if isinstance(words, re.Pattern):
+        return words.search(folded) is not None
+    return any(w in folded for w in words)
+
+
+def holds_note(unit: str, reply: str, target: str, failure: Failure, note: str) -> bool:
+    """The reply to a second request, asked for `failure` with `note`, carries the note
+    (translated or not) where its unit does not: the model took the note for text to translate
+    (seen on instruction-like texts). Judged by what the note names (the target language, the
+    examples) in any language the note is written in, else by a sentence of the note held
+    word for word (a note about placeholders lists them: a reply holding it fails their check
+    too)."""
+    words: tuple[str, ...] | re.Pattern[str] = ()
+    if failure == "prompt":
+        words = EXAMPLES_NAMED
+    elif failure != "placeholders":  # the note names the target language
+        words = LANGUAGE_NAMES.get(target, ())
+    if words:
+        return _names(reply, words) and not _names(unit, words)
+    sentences = [s for s in re.split(r"(?<=[.!?。])\s+", note.strip()) if s]
+    return any(_holds(reply, s) and not _holds(unit, s) for s in sentences)
+
+
 def too_long(unit: str, reply: str) -> bool:
     return text_length(reply) > LONG_RATIO * text_length(unit) + LONG_SLACK
 
@@ -113,11 +164,19 @@ class Validator:
     detector: LanguageDetector
 
     def check(
-        self, unit: str, reply: str, target: str, source: str | None = None
+        self,
+        unit: str,
+        reply: str,
+        target: str,
+        source: str | None = None,
+        insisted: tuple[Failure, str] | None = None,
     ) -> Failure | None:
         """What is wrong with `reply` as the translation of `unit` from `source` (None: no
-        echo check) into `target`, or None. Blocking (the detector takes about a
-        millisecond): call it off the event loop."""
+        echo check) into `target`, or None; `insisted`: the failure and note a second request
+        was sent with. Blocking (the detector takes about a millisecond): call it off the
+        event loop."""
+        if insisted is not None and holds_note(unit, reply, target, *insisted):
+            return "note"
         if placeholders_broken(unit, reply):
             return "placeholders"
         if wrong_language(self.detector, unit, reply, target):
@@ -131,6 +190,8 @@ class Validator:
 
 def rank(failure: Failure | None) -> int:
     """Lower is better: a valid reply; then broken placeholders (repaired afterwards, in the
-    right language); then one too long; then the prompt's example, not the text; a reply in
-    the wrong language is worst."""
-    return {None: 0, "placeholders": 1, "length": 2, "prompt": 3, "language": 4}[failure]
+    right language); then one too long; then the prompt's example, not the text; then a reply
+    in the wrong language; worst, our own note to the model handed back as the text's
+    translation."""
+    order = {None: 0, "placeholders": 1, "length": 2, "prompt": 3, "language": 4, "note": 5}
+    return order[failure]
