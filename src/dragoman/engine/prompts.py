@@ -120,8 +120,8 @@ validation"."""
 
 class Insisted(str):
     """A text asked again after its first reply failed the service's check: the prompt adds
-    `note` (`note_turns`), and the engine samples (RETRY_TEMPERATURE). Like InContext, it is
-    the text everywhere else."""
+    `note` to its system prompt, and the engine samples (RETRY_TEMPERATURE). Like InContext,
+    it is the text everywhere else."""
 
     note: str
 
@@ -147,15 +147,6 @@ def insist_note(text: str, target: str, failure: str) -> str:
     )
 
 
-def note_turns(note: str) -> list[dict[str, str]]:
-    """A second request's note as an exchange of its own before the text's request. Inside
-    that request, beside the text, the 0.5B model translated it with instruction-like texts
-    ("Répondeez uniquement en français.", "Bitte antwort auf Deutsch."): 13 of 110 forced
-    retries, 2 of 110 as a turn of its own, which also fixed 9 of 14 replies in the wrong
-    language against 3 (benchmarks/README.md, "Reply validation")."""
-    return [{"role": "user", "content": note.strip()}, {"role": "assistant", "content": "OK."}]
-
-
 def context_turns(before: str, after: str, source: str) -> list[dict[str, str]]:
     """The neighbours as one more exchange after the shared examples (the prefix every request
     of the pair caches stays the same), so the last request keeps the examples' form: with the
@@ -177,15 +168,18 @@ def context_turns(before: str, after: str, source: str) -> list[dict[str, str]]:
 
 
 def chat_messages(text: str, source: str, target: str, terms: Terms = ()) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": SYSTEM}]
+    # A second request's note goes with the system prompt: inside the text's request the 0.5B
+    # model translated it with instruction-like texts ("Répondeez uniquement en français."):
+    # 13 of 110 asked again, 2 so; given as an exchange of its own (the note, then "OK."), the
+    # model answered "OK." 17 times (benchmarks/README.md, "Reply validation").
+    system = SYSTEM + text.note if isinstance(text, Insisted) else SYSTEM
+    messages = [{"role": "system", "content": system}]
     if source in EXAMPLES and target in EXAMPLES:
         for shown, answer in zip(EXAMPLES[source], EXAMPLES[target], strict=True):
             messages.append({"role": "user", "content": _request(shown, source, target)})
             messages.append({"role": "assistant", "content": answer})
     if isinstance(text, InContext):
         messages += context_turns(text.before, text.after, source)
-    if isinstance(text, Insisted):
-        messages += note_turns(text.note)
     notes = hints(text) + glossary_hint(terms)
     messages.append({"role": "user", "content": _request(text, source, target, notes)})
     return messages
