@@ -109,32 +109,38 @@ def echoes_prompt(unit: str, reply: str, source: str, target: str) -> bool:
 # when it translates the note instead of (or beside) its text: the target language, or the
 # examples. A language's names in the languages the note is written in (ANSWER_IN's), so that a
 # unit that names it in its own language ("Parlez-vous anglais ?") is not taken for a leak.
-LANGUAGE_NAMES: dict[str, tuple[str, ...]] = {
-    code: tuple(names.split())
-    for code, names in {
-        "en": "english anglais englisch inglés ingles inglese inglês 영어 英语 英文 英語",
-        "fr": "french français francais französisch francés francese francês 프랑스어 法语 "
-        "法文 フランス語",
-        "de": "german deutsch allemand alemán aleman tedesco alemão 독일어 德语 德文 ドイツ語",
-        "es": "spanish español espanol espagnol spanisch spagnolo espanhol 스페인어 西班牙语 "
-        "西班牙文 スペイン語",
-        "it": "italian italien italiano italienisch 이탈리아어 意大利语 イタリア語",
-        "pt": "portuguese português portugues portugais portugiesisch portugués portoghese "
-        "포르투갈어 葡萄牙语 ポルトガル語",
-        "ko": "korean 한국어 한국말 coréen koreanisch coreano 韩语 韩文 韓国語",
-        "zh": "chinese 中文 汉语 chinois chinesisch chino cinese chinês 중국어 中国語",
-        "ja": "japanese 日本語 japonais japanisch japonés giapponese japonês 일본어 日语 日文",
-    }.items()
+_NAMES: dict[str, str] = {
+    "en": "english anglais englisch inglés ingles inglese inglês 영어 英语 英文 英語",
+    "fr": "french français francais französisch francés francese francês 프랑스어 法语 "
+    "法文 フランス語",
+    "de": "german deutsch allemand alemán aleman tedesco alemão 독일어 德语 德文 ドイツ語",
+    "es": "spanish español espanol espagnol spanisch spagnolo espanhol 스페인어 西班牙语 "
+    "西班牙文 スペイン語",
+    "it": "italian italien italiano italienisch 이탈리아어 意大利语 イタリア語",
+    "pt": "portuguese português portugues portugais portugiesisch portugués portoghese "
+    "포르투갈어 葡萄牙语 ポルトガル語",
+    "ko": "korean 한국어 한국말 coréen koreanisch coreano 韩语 韩文 韓国語",
+    "zh": "chinese 中文 汉语 chinois chinesisch chino cinese chinês 중국어 中国語",
+    "ja": "japanese 日本語 japonais japanisch japonés giapponese japonês 일본어 日语 日文",
 }
+
+
+def _named(names: str) -> re.Pattern[str]:
+    """Any of `names`: a Latin-script one as a whole word ("ingles" is in "singles"), a
+    Hangul or CJK one anywhere (no spaces around words there)."""
+    words = names.split()
+    latin = [re.escape(w) for w in words if all(ch < "\u0250" for ch in w)]
+    other = [re.escape(w) for w in words if not all(ch < "\u0250" for ch in w)]
+    return re.compile("|".join([rf"\b(?:{'|'.join(latin)})\b", *other]))
+
+
+LANGUAGE_NAMES: dict[str, re.Pattern[str]] = {code: _named(n) for code, n in _NAMES.items()}
 # "The examples", plural: "par exemple", "zum Beispiel" are common in translations.
 EXAMPLES_NAMED = re.compile(r"\b(?:examples|exemples|beispiele|ejemplos|esempi|exemplos)\b")
 
 
-def _names(text: str, words: tuple[str, ...] | re.Pattern[str]) -> bool:
-    folded = text.casefold()
-    if isinstance(words, re.Pattern):
-        return words.search(folded) is not None
-    return any(w in folded for w in words)
+def _names(text: str, words: re.Pattern[str]) -> bool:
+    return words.search(text.casefold()) is not None
 
 
 def holds_note(unit: str, reply: str, target: str, failure: Failure, note: str) -> bool:
@@ -144,12 +150,12 @@ def holds_note(unit: str, reply: str, target: str, failure: Failure, note: str) 
     examples) in any language the note is written in, else by a sentence of the note held
     word for word (a note about placeholders lists them: a reply holding it fails their check
     too)."""
-    words: tuple[str, ...] | re.Pattern[str] = ()
+    words: re.Pattern[str] | None = None
     if failure == "prompt":
         words = EXAMPLES_NAMED
     elif failure != "placeholders":  # the note names the target language
-        words = LANGUAGE_NAMES.get(target, ())
-    if words:
+        words = LANGUAGE_NAMES.get(target)
+    if words is not None:
         return _names(reply, words) and not _names(unit, words)
     sentences = [s for s in re.split(r"(?<=[.!?。])\s+", note.strip()) if s]
     return any(_holds(reply, s) and not _holds(unit, s) for s in sentences)

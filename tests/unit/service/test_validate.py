@@ -257,6 +257,10 @@ def test_a_second_reply_that_holds_its_note_fails(validator: Validator) -> None:
     )
     # The first request has no note to hold.
     assert validator.check(unit, "Réponds uniquement en français.", "fr", "en") is None
+    # A Latin-script name counts as a whole word only ("ingles" is in "singles").
+    tennis = "Das Einzel war spannend."
+    note = ("language", insist_note(tennis, "en", "language"))
+    assert validator.check(tennis, "The singles match was exciting.", "en", "de", note) is None
 
 
 def test_no_reference_of_the_eval_sets_is_taken_for_a_note() -> None:
