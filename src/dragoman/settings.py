@@ -430,6 +430,11 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level of the server."""
 
+    log_format: Literal["text", "json"] = "text"
+    """Log lines: `text`, or `json` (one JSON object a line on stderr: time, level, logger,
+    message, request_id, exc_info; the access line's method, path, status, seconds), also for
+    the engine's processes."""
+
     # -- operations: admission, deadlines, limits, keys, lifecycle ------------------------
 
     max_admitted: int | None = Field(default=None, ge=0)
@@ -944,6 +949,10 @@ class RouteSettings(MetricsKeyed):
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Log level."""
+
+    log_format: Literal["text", "json"] = "text"
+    """Log lines: `text`, or `json` (one JSON object a line on stderr), as on `dragoman
+    serve`."""
 
     @field_validator("backend_urls", mode="before")
     @classmethod

@@ -8,7 +8,6 @@ answered through the one error mapping (api/errors.py). No request text is logge
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 import re
@@ -29,8 +28,8 @@ from dragoman.errors import (
     InvalidRequest,
     JsonTooDeep,
 )
+from dragoman.logs import REQUEST_ID
 
-REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 _VALID_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 # A JSON string, possessive (no backtracking) and with an optional end quote (an unterminated
 # string runs to the end instead of failing and being retried from every later quote): linear.
@@ -123,8 +122,20 @@ class EdgeMiddleware:
                 return
             await self.app(scope, replay, send_with_id)
         finally:
+            method, path, seconds = scope["method"], scope["path"], time.monotonic() - started
             access_log.info(
-                "%s %s %d %.3fs", scope["method"], scope["path"], status, time.monotonic() - started
+                "%s %s %d %.3fs",
+                method,
+                path,
+                status,
+                seconds,
+                # The same, as fields of a JSON line (logs.py); a text line shows the message.
+                extra={
+                    "method": method,
+                    "path": path,
+                    "status": status,
+                    "seconds": round(seconds, 6),
+                },
             )
             REQUEST_ID.reset(token)
 
@@ -247,18 +258,3 @@ def _is_json(scope: Scope) -> bool:
 
 def _too_large(size: int, limit: int, qualifier: str = "") -> str:
     return f"the request body is {qualifier}{size} bytes; the limit is {limit}"
-
-
-class RequestIdFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not hasattr(record, "request_id"):  # given by the logger's `extra`, else the context's
-            record.request_id = REQUEST_ID.get()
-        return True
-
-
-def log_request_ids() -> None:
-    """Every log line of the process's handlers names its request (`-` outside one)."""
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RequestIdFilter())
-        handler.setFormatter(fmt)

@@ -15,10 +15,11 @@ from types import FrameType
 import uvicorn
 
 from dragoman.api.app import build_app
-from dragoman.api.edge import log_request_ids
 from dragoman.api.lifecycle import TranslatorFactory
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineDead
+from dragoman.logs import setup as setup_logs
+from dragoman.logs import uvicorn_log_config
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import prepare
 from dragoman.service.admission import Admission
@@ -48,6 +49,7 @@ def serve(settings: ServeSettings) -> None:
     from dragoman.listen import check_listen
 
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
+    setup_logs(settings.log_format)  # before the engine starts: it takes the format along
     check_listen(settings.host, settings.port)  # before a model is prepared or loaded
     langs = languages_for(settings.model, settings.languages)
     settings, engine = resolve_architecture(settings)
@@ -62,7 +64,6 @@ def serve(settings: ServeSettings) -> None:
                 weights = weights_for(settings.model_copy(update={"model": model}))
                 prepare(model, settings.data_dir, weights=weights)  # instant when prepared
 
-    log_request_ids()
     run(settings, lambda: open_translator(settings, langs))
 
 
@@ -226,6 +227,7 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        log_config=uvicorn_log_config(settings.log_format),
         access_log=False,  # the edge logs each request with its id (api/edge.py)
         http=settings.http,
         h11_max_incomplete_event_size=settings.max_header_bytes,

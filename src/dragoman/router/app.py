@@ -228,10 +228,17 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
 
 
 def route(settings: RouteSettings) -> None:
+    import logging
+
     import uvicorn
 
     from dragoman.listen import check_listen
+    from dragoman.logs import setup, uvicorn_log_config
 
+    # As on `dragoman serve`: the edge's access line (with the request's id) in place of
+    # uvicorn's, every line naming its request.
+    logging.getLogger("dragoman").setLevel(settings.log_level.upper())
+    setup(settings.log_format)
     check_listen(settings.host, settings.port)
     app = build_router_app(settings)
     uvicorn.run(
@@ -239,5 +246,7 @@ def route(settings: RouteSettings) -> None:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        log_config=uvicorn_log_config(settings.log_format),
+        access_log=False,
         timeout_keep_alive=settings.keep_alive_seconds,
     )

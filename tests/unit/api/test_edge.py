@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dragoman.api.edge import RequestIdFilter, json_depth
+from dragoman.api.edge import json_depth
+from dragoman.logs import RequestIdFilter
 
 BODY = {"text": "secret words", "source_lang": "en", "target_lang": "fr"}
 JSON = {"content-type": "application/json"}

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from dragoman.api.edge import RequestIdFilter
 from dragoman.api.errors import shaped, surface_of
+from dragoman.logs import RequestIdFilter
 from tests.fakes import FakeTranslator
 
 
