@@ -332,3 +332,10 @@ def test_an_out_that_cannot_be_written_is_refused_first(
     assert main(["deploy", "k8s", "--out", str(tmp_path / where), *sizes]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"dragoman: error: --out {tmp_path / where}: ") and err.count("\n") == 1
+
+
+def test_json_logs_reach_the_server_and_route_pods() -> None:
+    deployments = by_kind(objects(settings(log_format="json")), "Deployment")
+    assert len(deployments) > 1
+    for d in deployments:
+        assert env_of(container(d))["DRAGOMAN_LOG_FORMAT"] == "json", d["metadata"]["name"]

@@ -289,6 +289,7 @@ def route_deployment(s: K8sSettings, groups: list[Group]) -> Obj:
         "DRAGOMAN_MAX_IN_FLIGHT": str((s.admission_limit() or 64) * s.max_replicas),
         "DRAGOMAN_TIMEOUT": str(s.request_timeout),
         "DRAGOMAN_LOG_LEVEL": s.log_level,
+        "DRAGOMAN_LOG_FORMAT": s.log_format,  # the servers' pods get it with their settings
     }
     name = f"{s.name}-route"
     pod: Obj = {
