@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from itertools import compress
 
@@ -40,7 +40,7 @@ from dragoman.metrics import Metrics
 from dragoman.models.catalogue import tier_of
 from dragoman.service import context
 from dragoman.service.admission import Admission, Ticket
-from dragoman.service.cache import TranslationCache
+from dragoman.service.cache import TranslationCache, as_hit
 from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
@@ -56,6 +56,10 @@ log = logging.getLogger(__name__)
 
 CUT_IN_THREAD = 20_000
 """Characters of a request past which its texts are cut into units in a thread."""
+
+Job = tuple[Translator, str, str, str, Terms, bytes]
+"""A unit's engine request: the model, the unit as shown (with its neighbours where asked),
+source, target, the glossary's terms it holds, and its cache key."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,7 @@ class TranslationService:
         translator = self._translator()
         self._check(texts, source, target, translator)
         chars = sum(len(t) for t in texts)
+        long = chars > CUT_IN_THREAD  # its work off the event loop, in threads
         self.limits.check(caller, chars)
         detections = None
         markups: dict[int, Markup] = {}
@@ -212,7 +217,6 @@ class TranslationService:
                     found = {i: parse(t, markup, options.ignore_tags) for i, t in enumerate(texts)}
                     return found, [m.words() for m in found.values()]
 
-                long = chars > CUT_IN_THREAD
                 markups, seen = await asyncio.to_thread(parsed) if long else parsed()
             detections = await self.detect(seen)
             _check_detected(detections, translator.languages)
@@ -225,52 +229,52 @@ class TranslationService:
 
             # A regex pass over each whole text: off the loop for a long request (64 pages of
             # 60 KB held /ready 0.3 s).
-            sources = await asyncio.to_thread(lettered) if chars > CUT_IN_THREAD else lettered()
+            sources = await asyncio.to_thread(lettered) if long else lettered()
+
+        glossary = options.glossary
+        terms = await index_of(glossary) if glossary else None
+        mode = options.context or self.settings.sentence_context
 
         # The engine's work: texts with a language that is not already the target, each cut
         # into units (sentences, blocks of markup); units with no letters need no engine.
-        def cut() -> tuple[dict[int, Plan], dict[int, list[bool]]]:
+        def cut() -> tuple[dict[int, Plan], dict[int, list[bool]], list[Job]]:
             plans = {
                 i: plan(texts[i], src, options, self.sizes, markups.get(i))
                 for i, src in enumerate(sources)
                 if src is not None and src != target
             }
             # Which units need the engine, decided once (a regex pass per unit).
-            return plans, {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
+            engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
+            # Each unit's request and cache key, computed once here (not on the event loop,
+            # between the limits' check and the charge: 50,000 units held it 0.4 s).
+            jobs: list[Job] = []
+            for i, p in plans.items():
+                src = sources[i] or ""
+                model = _engine(translator, src, target, quality)
+                shown = context.with_neighbours(p.units, mode)  # where `mode` asks
+                for u, text, go in zip(p.units, shown, engine[i], strict=True):
+                    if go:
+                        found = terms_in(u, terms)
+                        key = self.key_of(model, text, src, target, found)
+                        jobs.append((model, text, src, target, found, key))
+            return plans, engine, jobs
 
         # A long request is cut off the event loop: 3 MB of short lines took it 5 s.
-        plans, engine = await asyncio.to_thread(cut) if chars > CUT_IN_THREAD else cut()
-        glossary = options.glossary
-        terms = await index_of(glossary) if glossary else None
-        mode = options.context or self.settings.sentence_context
-        jobs = [
-            (
-                _engine(translator, sources[i] or "", target, quality),
-                shown,  # the unit, with its neighbours where `mode` asks
-                sources[i] or "",
-                target,
-                terms_in(u, terms),
-            )
-            for i, p in plans.items()
-            for u, shown, go in zip(
-                p.units, context.with_neighbours(p.units, mode), engine[i], strict=True
-            )
-            if go
-        ]
+        plans, engine, jobs = await asyncio.to_thread(cut) if long else cut()
         remaining = deadline.remaining()
         if remaining <= 0:
             self.metrics.expired.inc()
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed before it was admitted"
             )
-        # Checked again: detection and the glossary's index were awaited since the first
-        # check, and a key's concurrent requests all passed it uncharged (ten at once went
-        # through a limit of two). Nothing is awaited from here to the charge; before the
-        # cache is asked, whose hits count.
+        # Checked again: detection, the glossary's index and the cut were awaited since the
+        # first check, and a key's concurrent requests all passed it uncharged (ten at once
+        # went through a limit of two). Nothing is awaited from here to the charge; before the
+        # cache is asked, whose hits count. Only looked up here: the keys came with the cut.
         self.limits.check(caller, chars)
         # A long document holds at most max_items places; its units take turns in them. A
         # request the cache answers whole takes no place: it does no engine work.
-        cached = self._cached(jobs)
+        cached = self.cache.get_all([job[5] for job in jobs]) if jobs else None
         held = min(len(jobs), self.settings.max_items)
         ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree
@@ -278,7 +282,9 @@ class TranslationService:
         if caller.name is not None:
             self.metrics.key_requests.labels(caller.name).inc()
             self.metrics.key_characters.labels(caller.name).inc(chars)
-        done: list[Translation] = cached or []
+        # A cached text is made its Translation as the texts are put together (off the loop
+        # for a long request).
+        done: Iterable[Translation] = map(as_hit, cached or [])
         if ticket is not None:
             try:
                 done = await self._fan_out(jobs, ticket, held, deadline)
@@ -307,7 +313,7 @@ class TranslationService:
 
         # Put back together off the event loop too, as it was cut: 64 pages of 60 KB held
         # /ready 1.8 s while their markup was rebuilt.
-        if chars > CUT_IN_THREAD:
+        if long:
             await asyncio.to_thread(assemble)
         else:
             assemble()
@@ -340,18 +346,6 @@ class TranslationService:
             return translator.tier_of(model)
         return tier_of(self.settings.model)
 
-    def _cached(
-        self, jobs: list[tuple[Translator, str, str, str, Terms]]
-    ) -> list[Translation] | None:
-        """Every unit's translation when the local cache holds them all (a repeated request),
-        answered without admission or tasks; None when any is missing."""
-        if not jobs:
-            return None
-        return self.cache.get_all(
-            self.key_of(engine, text, source, target, terms)
-            for engine, text, source, target, terms in jobs
-        )
-
     def key_of(
         self, engine: Translator, text: str, source: str, target: str, terms: Terms
     ) -> bytes:
@@ -371,13 +365,13 @@ class TranslationService:
         source: str,
         target: str,
         terms: Terms,
+        key: bytes,
         deadline: Deadline,
     ) -> Translation:
-        """One unit: from the local cache, else shared with any identical one in flight: one
-        lookup in the shared store and, on its miss, one engine request. A unit that joins
-        one in flight counts as coalesced, not as a shared lookup (it made none: fifty
-        identical units asked the store fifty times before they merged)."""
-        key = self.key_of(translator, text, source, target, terms)
+        """One unit (`key`: its `key_of`): from the local cache, else shared with any identical
+        one in flight: one lookup in the shared store and, on its miss, one engine request. A
+        unit that joins one in flight counts as coalesced, not as a shared lookup (it made
+        none: fifty identical units asked the store fifty times before they merged)."""
         hit = self.cache.get(key)
         if hit is not None:
             return hit
@@ -438,7 +432,7 @@ class TranslationService:
 
     async def _fan_out(
         self,
-        jobs: list[tuple[Translator, str, str, str, Terms]],
+        jobs: list[Job],
         ticket: Ticket,
         held: int,
         deadline: Deadline,
@@ -452,9 +446,9 @@ class TranslationService:
 
         async def worker() -> None:
             nonlocal failed
-            for i, (engine, text, source, target, terms) in todo:
+            for i, job in todo:
                 try:
-                    results[i] = await self._unit(engine, text, source, target, terms, deadline)
+                    results[i] = await self._unit(*job, deadline)
                 except DragomanError:
                     failed += 1
                     raise

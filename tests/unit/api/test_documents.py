@@ -221,6 +221,41 @@ async def test_a_long_request_is_checked_and_put_back_together_off_the_event_loo
     assert combined[1] is not threading.main_thread()
 
 
+async def test_a_long_requests_jobs_and_cache_keys_are_made_off_the_event_loop(
+    serve, fake: FakeTranslator, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # Each unit's request (its neighbours, its glossary terms) and its cache key were made on
+    # the loop, between the limits' check and the charge: 64 pages of 60 KB held /ready
+    # 0.4 s, repeated (all cached) as much. Made with the cut, each key once per unit.
+    terms = threads_calling(monkeypatch, "terms_in")
+    keyed: list[threading.Thread] = []
+    real_key_of = translation.TranslationService.key_of
+
+    def key_of(self, *args):  # type: ignore[no-untyped-def]
+        keyed.append(threading.current_thread())
+        return real_key_of(self, *args)
+
+    monkeypatch.setattr(translation.TranslationService, "key_of", key_of)
+    long = "".join(f"<p>Line {i}.</p>" for i in range(2_000))
+    assert len(long) > translation.CUT_IN_THREAD
+    glossary = {"Line": "Ligne"}
+    async with serve(max_text_chars=100_000, sentence_context="both") as (_app, c):
+        r = await c.post("/v1/translate", json=body("<p>A short one.</p>", format="html"))
+        assert r.status_code == 200, r.text
+        assert terms == [threading.main_thread()]  # a short request: no thread hop
+        assert keyed == [threading.main_thread()]  # its one unit keyed once
+        for run in ("cold", "cached"):
+            keyed.clear()
+            terms.clear()
+            r = await c.post("/v1/translate", json=body(long, format="html", glossary=glossary))
+            assert r.status_code == 200, r.text
+            assert threading.main_thread() not in keyed + terms, run
+            assert len(keyed) == len(terms) == 2_000, run  # once per unit
+        metrics = (await c.get("/metrics")).text
+    assert fake.started == 1 + 2_000  # the repeat came from the cache
+    assert 'dragoman_cache_hits_total{level="local"} 2000.0' in metrics
+
+
 async def test_a_long_text_keeps_its_paragraphs_with_nonewlines(serve) -> None:  # type: ignore[no-untyped-def]
     # sentencex, given the whole text, dropped a blank line at about every 10 KB.
     text = "".join(f"Paragraph {i} is here. It has two sentences.\n\n" for i in range(300))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from dragoman.service import keys
+from dragoman.service import keys, translation
 from dragoman.service.keys import add_key
 
 BODY = {"text": "hello", "source_lang": "en", "target_lang": "fr"}
@@ -136,6 +136,26 @@ async def test_concurrent_requests_that_detect_their_source_keep_the_limits(
             metrics = (await c.get("/metrics")).text
         # The refused requests' sentences were not looked up: no hits counted for them.
         assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics, limits
+
+
+async def test_concurrent_long_requests_keep_the_limits(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A long request is cut, and its units keyed, in a thread between the limits' check and
+    # the charge; only the cache lookup, the admission and the charge follow it, on the loop.
+    path = tmp_path / "keys"
+    key = add_key(path, "alice")
+    text = "".join(f"Line {i}.\n" for i in range(2_500))
+    assert len(text) > translation.CUT_IN_THREAD
+    body = {"text": text, "source_lang": "en", "target_lang": "fr"}
+    for limits in ({"key_requests_per_minute": 2}, {"key_chars_per_day": 2 * len(text)}):
+        async with serve(api_keys_file=path, max_text_chars=100_000, **limits) as (_app, c):
+            first = await c.post("/v1/translate", json=body, headers=auth(key))
+            assert first.status_code == 200
+            sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(9)]
+            statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
+            assert statuses == [200] + [429] * 8, limits
+            metrics = (await c.get("/metrics")).text
+        # Only the one admitted repeat's units were looked up and counted as hits.
+        assert 'dragoman_cache_hits_total{level="local"} 2500.0' in metrics, limits
 
 
 async def test_unnamed_keys_are_not_counted_per_key(serve) -> None:  # type: ignore[no-untyped-def]

@@ -41,6 +41,6 @@ def test_a_hit_is_the_text_with_no_engine_work() -> None:
     key = cache.key("model", "en", "fr", "Hello.")
     cache.put(key, Translation("Bonjour.", "stop", 12, 4, 0.2, 0.3))
     assert cache.get(key) == Translation("Bonjour.", "stop", 0, 0, 0.0, 0.0)
-    assert cache.get_all([key]) == [Translation("Bonjour.", "stop", 0, 0, 0.0, 0.0)]
+    assert cache.get_all([key]) == ["Bonjour."]
     cache.put(cache.key("model", "en", "fr", "Cut."), Translation("Cou", "length", 3, 9, 0, 1))
     assert cache.get(cache.key("model", "en", "fr", "Cut.")) is None
