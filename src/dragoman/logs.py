@@ -73,6 +73,7 @@ def setup(log_format: LogFormat) -> None:
         handler.addFilter(RequestIdFilter())
         handler.setFormatter(formatter)
     if log_format == "json":
+        logging.captureWarnings(True)  # Python's warnings as records, not bare stderr text
         _json_for_vllm()
 
 
@@ -90,7 +91,9 @@ def json_handler() -> logging.Handler:
     """The handler of vLLM's logging config (`vllm_logging.json`), made when vLLM applies it:
     in the server process as the engine is built, in each engine process as it starts; by then
     torch (and transformers) have put text handlers of their own on their loggers, which do
-    not pass records on. They are given the JSON formatter, on stderr, too."""
+    not pass records on. They are given the JSON formatter, on stderr, too; Python's warnings
+    become records there as well."""
+    logging.captureWarnings(True)
     for logger in list(logging.Logger.manager.loggerDict.values()):
         if isinstance(logger, logging.Logger):
             for handler in logger.handlers:
