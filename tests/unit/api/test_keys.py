@@ -118,34 +118,28 @@ async def test_characters_per_minute_limit_is_exact(serve, tmp_path: Path) -> No
         }
 
 
-async def test_concurrent_requests_that_detect_their_source_keep_the_limits(
-    serve, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    # Detection is awaited between the limits' check and the charge: all concurrent requests
-    # passed both.
-    path = tmp_path / "keys"
-    key = add_key(path, "alice")
-    body = {"text": "Good morning, my friend.", "source_lang": "auto", "target_lang": "fr"}
-    for limits in ({"key_requests_per_minute": 2}, {"key_chars_per_day": 2 * 24}):
-        async with serve(api_keys_file=path, **limits) as (_app, c):
-            first = await c.post("/v1/translate", json=body, headers=auth(key))
-            assert first.status_code == 200
-            sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(9)]
-            statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
-            assert statuses == [200] + [429] * 8, limits
-            metrics = (await c.get("/metrics")).text
-        # The refused requests' sentences were not looked up: no hits counted for them.
-        assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics, limits
+LONG = "".join(f"Line {i}.\n" for i in range(2_500))
 
 
-async def test_concurrent_long_requests_keep_the_limits(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    # A long request is cut, and its units keyed, in a thread between the limits' check and
-    # the charge; only the cache lookup, the admission and the charge follow it, on the loop.
+@pytest.mark.parametrize(
+    ("text", "source", "hits"),
+    [
+        # Detection is awaited between the limits' check and the charge: all concurrent
+        # requests passed both.
+        ("Good morning, my friend.", "auto", 1),
+        # A long request is cut, and its units keyed, in a thread between the check and the
+        # charge; only the cache lookup, the admission and the charge follow it, on the loop.
+        (LONG, "en", 2_500),
+    ],
+    ids=["detected", "long"],
+)
+async def test_concurrent_requests_keep_the_limits(  # type: ignore[no-untyped-def]
+    serve, tmp_path: Path, text: str, source: str, hits: int
+) -> None:
+    assert text != LONG or len(text) > translation.CUT_IN_THREAD
     path = tmp_path / "keys"
     key = add_key(path, "alice")
-    text = "".join(f"Line {i}.\n" for i in range(2_500))
-    assert len(text) > translation.CUT_IN_THREAD
-    body = {"text": text, "source_lang": "en", "target_lang": "fr"}
+    body = {"text": text, "source_lang": source, "target_lang": "fr"}
     for limits in ({"key_requests_per_minute": 2}, {"key_chars_per_day": 2 * len(text)}):
         async with serve(api_keys_file=path, max_text_chars=100_000, **limits) as (_app, c):
             first = await c.post("/v1/translate", json=body, headers=auth(key))
@@ -154,8 +148,8 @@ async def test_concurrent_long_requests_keep_the_limits(serve, tmp_path: Path) -
             statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
             assert statuses == [200] + [429] * 8, limits
             metrics = (await c.get("/metrics")).text
-        # Only the one admitted repeat's units were looked up and counted as hits.
-        assert 'dragoman_cache_hits_total{level="local"} 2500.0' in metrics, limits
+        # Only the one admitted repeat's units were looked up: the refused counted no hits.
+        assert f'dragoman_cache_hits_total{{level="local"}} {float(hits)}' in metrics, limits
 
 
 async def test_unnamed_keys_are_not_counted_per_key(serve) -> None:  # type: ignore[no-untyped-def]
