@@ -112,9 +112,18 @@ def root_handler() -> Iterator[logging.StreamHandler[io.StringIO]]:
     yield handler
     root.handlers[:], root.level = saved[0], saved[1]
     logging.getLogger("dragoman").setLevel(saved[2])
+    logging.captureWarnings(False)  # json's setup routes warnings to logging: not for the suite
 
 
-async def access_lines(handler: logging.StreamHandler[io.StringIO]) -> list[str]:
+async def access_line(
+    handler: logging.StreamHandler[io.StringIO],
+    monkeypatch: pytest.MonkeyPatch,
+    log_format: logs.LogFormat,
+) -> str:
+    """The one line a request writes, logs set up in `log_format` (no operator's vLLM config)."""
+    monkeypatch.delenv("VLLM_LOGGING_CONFIG_PATH", raising=False)
+    logs.setup(log_format)
+
     async def ok(scope: object, receive: object, send: object) -> None:
         await send({"type": "http.response.start", "status": 204, "headers": []})  # type: ignore[operator]
         await send({"type": "http.response.body", "body": b""})  # type: ignore[operator]
@@ -123,15 +132,14 @@ async def access_lines(handler: logging.StreamHandler[io.StringIO]) -> list[str]
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
         await c.get("/v1/languages", headers={"X-Request-Id": "req-42"})
-    return handler.stream.getvalue().splitlines()
+    [line] = handler.stream.getvalue().splitlines()
+    return line
 
 
 async def test_json_setup_makes_the_access_line_json_with_its_fields(
     root_handler: logging.StreamHandler[io.StringIO], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("VLLM_LOGGING_CONFIG_PATH", raising=False)
-    logs.setup("json")
-    [line] = await access_lines(root_handler)
+    line = await access_line(root_handler, monkeypatch, "json")
     parsed = json.loads(line)
     assert parsed["logger"] == "dragoman.access" and parsed["level"] == "INFO"
     assert parsed["message"].startswith("GET /v1/languages 204 ")
@@ -144,9 +152,7 @@ async def test_json_setup_makes_the_access_line_json_with_its_fields(
 async def test_text_setup_keeps_the_text_access_line(
     root_handler: logging.StreamHandler[io.StringIO], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("VLLM_LOGGING_CONFIG_PATH", raising=False)
-    logs.setup("text")
-    [line] = await access_lines(root_handler)
+    line = await access_line(root_handler, monkeypatch, "text")
     assert re.fullmatch(
         r"\S+ \S+ INFO dragoman.access \[req-42\]: GET /v1/languages 204 \d+\.\d{3}s", line
     )

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from itertools import compress
+from typing import TypeVar
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
@@ -53,6 +54,8 @@ from dragoman.settings import ServeSettings
 from dragoman.text.markup import Markup
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 CUT_IN_THREAD = 20_000
 """Characters of a request past which its texts are cut into units in a thread."""
@@ -200,7 +203,8 @@ class TranslationService:
         translator = self._translator()
         self._check(texts, source, target, translator)
         chars = sum(len(t) for t in texts)
-        long = chars > CUT_IN_THREAD  # its work off the event loop, in threads
+        # A long request's work runs off the event loop, in a thread; a short one's inline.
+        work = _in_thread if chars > CUT_IN_THREAD else _inline
         self.limits.check(caller, chars)
         detections = None
         markups: dict[int, Markup] = {}
@@ -217,7 +221,7 @@ class TranslationService:
                     found = {i: parse(t, markup, options.ignore_tags) for i, t in enumerate(texts)}
                     return found, [m.words() for m in found.values()]
 
-                markups, seen = await asyncio.to_thread(parsed) if long else parsed()
+                markups, seen = await work(parsed)
             detections = await self.detect(seen)
             _check_detected(detections, translator.languages)
             sources = [d.language for d in detections]
@@ -229,7 +233,7 @@ class TranslationService:
 
             # A regex pass over each whole text: off the loop for a long request (64 pages of
             # 60 KB held /ready 0.3 s).
-            sources = await asyncio.to_thread(lettered) if long else lettered()
+            sources = await work(lettered)
 
         glossary = options.glossary
         terms = await index_of(glossary) if glossary else None
@@ -260,7 +264,7 @@ class TranslationService:
             return plans, engine, jobs
 
         # A long request is cut off the event loop: 3 MB of short lines took it 5 s.
-        plans, engine, jobs = await asyncio.to_thread(cut) if long else cut()
+        plans, engine, jobs = await work(cut)
         remaining = deadline.remaining()
         if remaining <= 0:
             self.metrics.expired.inc()
@@ -313,10 +317,7 @@ class TranslationService:
 
         # Put back together off the event loop too, as it was cut: 64 pages of 60 KB held
         # /ready 1.8 s while their markup was rebuilt.
-        if long:
-            await asyncio.to_thread(assemble)
-        else:
-            assemble()
+        await work(assemble)
         for r in results:
             self.metrics.translations.labels(r.finish_reason).inc()
             self.metrics.input_tokens.inc(r.input_tokens)
@@ -485,6 +486,14 @@ class TranslationService:
             if not complete:
                 self.metrics.aborted.inc(aborted())
         return [r for r in results if r is not None]
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    return await asyncio.to_thread(fn)
+
+
+async def _inline(fn: Callable[[], T]) -> T:
+    return fn()
 
 
 def _engine(

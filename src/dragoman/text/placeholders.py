@@ -58,9 +58,10 @@ _PATTERNS = {
 _PLACEHOLDER = _PATTERNS[False, True]
 _PLAIN = _PATTERNS[True, True]
 # What every placeholder holds: most sentences have none, and this finds that at C speed (few
-# first characters: sre skips to them). In plain text (`markers`) also a digit, which a long
-# run holds; a markup unit's own <g1> holds one too, and must not send every unit with an
-# inline tag through the whole pattern: there long runs are looked for on their own.
+# first characters: sre skips to them). `True` (plain text, or any text without a `<`) also
+# finds a digit, which a long run holds; a markup unit's own <g1> holds one too, and must not
+# send every unit with an inline tag through the whole pattern: there (`False`) long runs are
+# looked for on their own.
 _MAYBE = {
     False: re.compile(r"[`@{%\[]|~~~|:[a-z0-9_+/-]|www\.|</?\d"),
     True: re.compile(r"[`@{%\[<0-9]|~~~|:[a-z0-9_+/-]|www\."),

@@ -73,8 +73,9 @@ async def detect(
     caller = caller_of(keys, req.api_key)
     texts = [req.q] if isinstance(req.q, str) else list(req.q)
     found = await service.identify(texts, caller)
-    # A list gets one ranking for all its texts, as LibreTranslate's (it was refused, 400).
-    best = found[0].candidates if len(found) == 1 else pooled(found, [len(t) for t in texts])
+    # One ranking for all its texts, as LibreTranslate's (a list was refused, 400); a single
+    # text's is its own candidates.
+    best = pooled(found, [len(t) for t in texts])
     return [
         DetectedLanguage(confidence=c.confidence, language=to_lt(c.language)) for c in best
     ] or [NOTHING]
