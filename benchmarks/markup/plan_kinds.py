@@ -2,7 +2,9 @@
 bench's HTML page, the bench's plain text, and a text dense in placeholders; fastest of 200
 (ms) each, printed as JSON. Alternate two source trees in fresh processes to compare them:
 
-    for i in 1 2 3; do for t in OLD NEW; do PYTHONPATH=$t/src python benchmarks/markup/plan_kinds.py; done; done
+    for i in 1 2 3; do for t in OLD NEW; do
+        PYTHONPATH=$t/src python benchmarks/markup/plan_kinds.py
+    done; done
 
 (how the placeholder changes of 2026-11-27 were measured, benchmarks/README.md, Documents)."""
 
