@@ -22,7 +22,7 @@ from dragoman.engine.protocol import Translator
 from dragoman.metrics import Metrics, MetricsMiddleware
 from dragoman.service.admission import Admission
 from dragoman.service.generation import GenerationService
-from dragoman.service.glossary import GlossaryStore
+from dragoman.service.glossary import Glossaries
 from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService, shared_detector
@@ -46,6 +46,13 @@ def _preload_detector(translator: Translator) -> None:
     server says it is ready: the first `source=auto` request does not pay for it, and lingua's
     build (1-3 s holding the GIL on 2 cores) stalls no request."""
     shared_detector(tuple(sorted(translator.languages))).load()
+
+
+def glossaries_of(settings: ServeSettings) -> Glossaries:
+    """Where stored glossaries are kept."""
+    from dragoman.service.glossary_files import FileGlossaries
+
+    return FileGlossaries(settings.glossary_dir or settings.data_dir / "glossaries")
 
 
 def build_app(
@@ -75,10 +82,11 @@ def build_app(
     stats = ServerStats(metrics, host, settings.architecture)
 
     service = TranslationService(host.translator, settings, metrics, admission, limits)
+    glossaries = glossaries_of(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host, stats, service:
+        async with host, stats, service, glossaries:
             metrics.watch_engines(host.plans)
             yield
 
@@ -95,7 +103,7 @@ def build_app(
     app.state.engine_host = host
     app.state.admission = admission
     app.state.keys = keys
-    app.state.glossaries = GlossaryStore(settings.glossary_dir or settings.data_dir / "glossaries")
+    app.state.glossaries = glossaries
     app.state.stats = stats
     app.state.generation = GenerationService(host.translator, metrics, admission, limits)
     app.state.service = service

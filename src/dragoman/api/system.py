@@ -50,9 +50,9 @@ async def ready(
             "requests_unfinished": translator.num_unfinished_requests(),
             "admitted_in_flight": admission.in_flight,
             "admission_limit": admission.limit,
-            # which glossary directory it uses: `dragoman route` passes glossary requests
-            # only to backends that share one
-            "glossary_store": request.app.state.glossaries.store_id,
+            # which glossary store it uses: `dragoman route` passes glossary requests only
+            # to backends that share one
+            "glossary_store": await request.app.state.glossaries.identity(),
         }
     )
 

@@ -2,28 +2,24 @@
 is sent with the pairs whose source term it holds, and the prompt asks the model to use them;
 afterwards each text reports the terms whose target the translation lacks (the 0.5B model does
 not always comply: the report says so rather than hiding it). Stored glossaries are each its
-creator's (with API keys on, a key sees, uses and deletes only its own) and are kept as files
-in a directory: they outlive a restart, and servers given the same directory share them."""
+creator's (with API keys on, a key sees, uses and deletes only its own) and are kept as files in
+a directory (glossary_files.py) or in a Redis-protocol server (glossary_shared.py): they
+outlive a restart, and servers given the same directory or server share them."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import csv
 import datetime as dt
-import fcntl
 import io
 import json
 import logging
-import os
 import re
-import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import IO
+from typing import Protocol
 
 import ahocorasick
 
@@ -49,7 +45,8 @@ class GlossaryNotFound(DragomanError):
 
 
 class GlossaryStoreFailed(DragomanError):
-    """The glossary directory cannot be written (full, read-only): nothing was changed."""
+    """The glossary store cannot be written or read (a directory full or read-only, a store
+    down or silent): nothing was changed."""
 
     status_code = 503
     code = "glossary_store_error"
@@ -254,179 +251,80 @@ class Glossary:
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-class GlossaryStore:
-    """Glossaries by id, each a JSON file in `directory` (None: in memory only). Files are
-    written whole (a reader sees none or all of one) under a lock beside them, so several
-    servers may share the directory; each reads a glossary once and afterwards only checks
-    that its file is still there (another server may have deleted it)."""
+def made(name: str, source: str, target: str, entries: Terms, owner: str | None = None) -> Glossary:
+    """A new glossary, its name and entries checked, with a fresh id and the time now."""
+    if not name.strip():
+        raise InvalidRequest("a glossary needs a name")
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidRequest(f"a glossary's name is at most {MAX_NAME_CHARS} characters")
+    entries = check_entries(entries)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return Glossary(str(uuid.uuid4()), name, source, target, entries, now, owner)
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self._dir = directory
-        self._loaded: dict[str, Glossary] = {}
-        self._unreadable: set[str] = set()  # files already reported
-        try:
-            self.store_id = self._identity()
-            """Names the directory (servers sharing one report the same: `dragoman route`
-            passes glossary requests only to a fleet that shares its glossaries); None in
-            memory."""
-        except OSError as exc:
-            # A read-only data directory (weights prepared on a read-only volume) must not
-            # stop a server that may never store a glossary: they are kept in memory instead.
-            log.warning(
-                "glossary directory %s cannot be used (%s): stored glossaries are kept in "
-                "memory, lost at a restart (set --glossary-dir)",
-                directory,
-                exc.strerror or exc,
-            )
-            self._dir, self.store_id = None, None
 
-    def create(
-        self, name: str, source: str, target: str, entries: Terms, owner: str | None = None
-    ) -> Glossary:
-        if not name.strip():
-            raise InvalidRequest("a glossary needs a name")
-        if len(name) > MAX_NAME_CHARS:
-            raise InvalidRequest(f"a glossary's name is at most {MAX_NAME_CHARS} characters")
-        entries = check_entries(entries)
-        with self._editing():
-            if len(self.owned(owner)) >= MAX_GLOSSARIES:
-                raise InvalidRequest(
-                    f"at most {MAX_GLOSSARIES} glossaries are stored for a key: delete one first"
-                )
-            now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-            g = Glossary(str(uuid.uuid4()), name, source, target, entries, now, owner)
-            self._write(g)
-            self._loaded[g.glossary_id] = g
-        return g
+def too_many() -> InvalidRequest:
+    return InvalidRequest(
+        f"at most {MAX_GLOSSARIES} glossaries are stored for a key: delete one first"
+    )
 
-    def owned(self, owner: str | None) -> list[Glossary]:
+
+def not_found(glossary_id: str) -> GlossaryNotFound:
+    return GlossaryNotFound(f"glossary {glossary_id!r} not found")
+
+
+def is_id(glossary_id: str) -> bool:
+    """An id this server could have made (also what keeps a path or a key name out)."""
+    return _ID.fullmatch(glossary_id) is not None
+
+
+def oldest_first(glossaries: Iterable[Glossary]) -> list[Glossary]:
+    return sorted(glossaries, key=lambda g: (g.creation_time, g.glossary_id))
+
+
+def to_json(g: Glossary) -> str:
+    return json.dumps({**asdict(g), "entries": [list(e) for e in g.entries]})
+
+
+def from_json(text: str | bytes, glossary_id: str) -> Glossary:
+    """The glossary `to_json` wrote for `glossary_id`; ValueError for anything else (another
+    id's, other types: a file edited by hand)."""
+    try:
+        raw = json.loads(text)
+        g = Glossary(**{**raw, "entries": tuple((s, t) for s, t in raw["entries"])})
+    except (TypeError, KeyError) as exc:
+        raise ValueError(f"not a glossary: {exc!r}") from None
+    texts = (g.glossary_id, g.name, g.source_lang, g.target_lang, g.creation_time)
+    if g.glossary_id != glossary_id or not all(isinstance(v, str) for v in texts):
+        raise ValueError("not this id's glossary")
+    if not (g.owner is None or isinstance(g.owner, str)) or not all(
+        isinstance(v, str) for pair in g.entries for v in pair
+    ):
+        raise ValueError("its owner or entries are not text")
+    return g
+
+
+class Glossaries(Protocol):
+    """Where stored glossaries are kept, as the DeepL surface asks for them: files
+    (glossary_files.py) or a Redis-protocol server (glossary_shared.py). Entered by the app's
+    lifespan."""
+
+    async def identity(self) -> str | None:
+        """Names the store: servers sharing one report the same (`dragoman route` passes
+        glossary requests only to a fleet that shares its glossaries); None: this server's
+        own memory, or not known yet."""
+
+    async def create(
+        self, name: str, source: str, target: str, entries: Terms, owner: str | None
+    ) -> Glossary: ...
+
+    async def owned(self, owner: str | None) -> list[Glossary]:
         """`owner`'s glossaries, oldest first."""
-        mine = [g for g in self._all() if g.owner == owner]
-        return sorted(mine, key=lambda g: (g.creation_time, g.glossary_id))
 
-    def get(self, glossary_id: str, owner: str | None = None) -> Glossary:
+    async def get(self, glossary_id: str, owner: str | None) -> Glossary:
         """The glossary, if `owner` made it: another key's is not found, as one never made."""
-        g = self._find(glossary_id)
-        if g is None or g.owner != owner:
-            raise GlossaryNotFound(f"glossary {glossary_id!r} not found")
-        return g
 
-    def delete(self, glossary_id: str, owner: str | None = None) -> None:
-        self.get(glossary_id, owner)
-        with self._editing():
-            if self._dir is not None:
-                try:
-                    self._path(glossary_id).unlink(missing_ok=True)
-                except OSError as exc:
-                    raise self._failed(exc) from None
-            self._loaded.pop(glossary_id, None)
+    async def delete(self, glossary_id: str, owner: str | None) -> None: ...
 
-    # -- the directory -------------------------------------------------------------------
+    async def __aenter__(self) -> Glossaries: ...
 
-    def _identity(self) -> str | None:
-        """The directory's id: made by the first server to use it, read by the others (a
-        copy of the directory keeps it: delete `.store-id` in a copy that is not shared)."""
-        if self._dir is None:
-            return None
-        self._dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = self._dir / ".store-id"
-        with self._lock():
-            if not path.exists():
-                path.write_text(str(uuid.uuid4()), encoding="ascii")
-            return path.read_text(encoding="ascii", errors="replace").strip()
-
-    def _path(self, glossary_id: str) -> Path:
-        assert self._dir is not None
-        return self._dir / f"{glossary_id}.json"
-
-    def _find(self, glossary_id: str) -> Glossary | None:
-        if not _ID.fullmatch(glossary_id):  # also what keeps a path out of the directory
-            return None
-        if self._dir is None:
-            return self._loaded.get(glossary_id)
-        path = self._path(glossary_id)
-        if not path.exists():  # deleted, here or by another server
-            self._loaded.pop(glossary_id, None)
-            return None
-        g = self._loaded.get(glossary_id)
-        if g is None:
-            g = self._read(path)
-            if g is not None:
-                self._loaded[glossary_id] = g
-        return g
-
-    def _all(self) -> list[Glossary]:
-        if self._dir is None:
-            return list(self._loaded.values())
-        present = {p.stem for p in self._dir.glob("*.json")}
-        for gone in self._loaded.keys() - present:  # deleted by another server
-            del self._loaded[gone]
-        self._unreadable &= {f"{stem}.json" for stem in present}
-        found = [self._find(stem) for stem in present]
-        return [g for g in found if g is not None]
-
-    def _read(self, path: Path) -> Glossary | None:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            g = Glossary(**{**raw, "entries": tuple((s, t) for s, t in raw["entries"])})
-            texts = (g.glossary_id, g.name, g.source_lang, g.target_lang, g.creation_time)
-            if g.glossary_id != path.stem or not all(isinstance(v, str) for v in texts):
-                raise ValueError("not this file's glossary")
-            if not (g.owner is None or isinstance(g.owner, str)) or not all(
-                isinstance(v, str) for pair in g.entries for v in pair
-            ):
-                raise ValueError("its owner or entries are not text")  # edited by hand
-            return g
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            if path.name not in self._unreadable:  # once, not at every request
-                self._unreadable.add(path.name)
-                log.warning("glossary file %s is unreadable, left out: %s", path, exc)
-            return None
-
-    def _write(self, g: Glossary) -> None:
-        if self._dir is None:
-            return
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".new-", dir=self._dir)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({**asdict(g), "entries": [list(e) for e in g.entries]}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._path(g.glossary_id))
-        except OSError as exc:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            raise self._failed(exc) from None
-
-    def _failed(self, exc: OSError) -> GlossaryStoreFailed:
-        log.error("glossary directory %s: %s", self._dir, exc)
-        return GlossaryStoreFailed(f"glossaries cannot be stored right now ({exc.strerror})")
-
-    @contextlib.contextmanager
-    def _editing(self) -> Iterator[None]:
-        """One writer at a time across the servers sharing the directory (the count per key
-        is checked and the file written under the lock)."""
-        if self._dir is None:
-            yield
-            return
-        try:
-            lock = self._lock()
-        except OSError as exc:
-            raise self._failed(exc) from None
-        with lock:
-            yield
-
-    def _lock(self) -> IO[str]:
-        """The lock beside the glossaries, held until the file returned is closed."""
-        assert self._dir is not None
-        lock = open(self._dir / ".lock", "a")  # noqa: SIM115 (the caller closes it)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except BaseException:
-            lock.close()
-            raise
-        return lock
+    async def __aexit__(self, *exc: object) -> None: ...

@@ -17,7 +17,7 @@ async def test_health_ok_and_ready_when_engine_loaded(
     r = await client.get("/ready")
     assert r.status_code == 200
     ready = r.json()
-    assert ready.pop("glossary_store") == app.state.glossaries.store_id is not None
+    assert ready.pop("glossary_store") == app.state.glossaries.files.store_id is not None
     assert ready == {
         "status": "ready",
         "model": "fake",

@@ -1,13 +1,11 @@
-"""DeepL's v2 glossary endpoints over the server's glossary store (files another server may be
-writing: each call runs off the event loop, which a lock or fsync would otherwise hold; a
-key's glossaries are its own):
+"""DeepL's v2 glossary endpoints over the server's glossary store (files or a Redis-protocol
+server, which other servers may share; a key's glossaries are its own):
 create (JSON or form; entries as TSV or CSV), list, get, entries (TSV), delete, and the
 supported language pairs. A translation names one with `glossary_id` (with `source_lang`, as
 DeepL requires)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -19,17 +17,17 @@ from dragoman.api.deps import TranslatorDep
 from dragoman.api.errors import describe_errors
 from dragoman.api.params import body_schema, read_params
 from dragoman.errors import InvalidRequest
-from dragoman.service.glossary import Glossary, GlossaryStore, parse_entries
+from dragoman.service.glossary import Glossaries, Glossary, parse_entries
 
 router = APIRouter(prefix="/v2", tags=["deepl"])
 
 
-async def get_store(request: Request) -> GlossaryStore:
-    store: GlossaryStore = request.app.state.glossaries
+async def get_store(request: Request) -> Glossaries:
+    store: Glossaries = request.app.state.glossaries
     return store
 
 
-StoreDep = Annotated[GlossaryStore, Depends(get_store)]
+StoreDep = Annotated[Glossaries, Depends(get_store)]
 
 
 class CreateGlossary(BaseModel):
@@ -87,32 +85,30 @@ async def create(
     if source == target:
         raise InvalidRequest("Unsupported glossary source and target language pair.")
     entries = parse_entries(req.entries, req.entries_format, source, target)
-    return info(
-        await asyncio.to_thread(store.create, req.name, source, target, entries, caller.key)
-    )
+    return info(await store.create(req.name, source, target, entries, caller.key))
 
 
 @router.get("/glossaries", response_model=GlossaryList)
 async def list_all(caller: CallerDep, store: StoreDep) -> GlossaryList:
-    owned = await asyncio.to_thread(store.owned, caller.key)
+    owned = await store.owned(caller.key)
     return GlossaryList(glossaries=[info(g) for g in owned])
 
 
 @router.get("/glossaries/{glossary_id}", response_model=GlossaryInfo)
 async def get(glossary_id: str, caller: CallerDep, store: StoreDep) -> GlossaryInfo:
-    return info(await asyncio.to_thread(store.get, glossary_id, caller.key))
+    return info(await store.get(glossary_id, caller.key))
 
 
 @router.get("/glossaries/{glossary_id}/entries")
 async def entries(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    g = await asyncio.to_thread(store.get, glossary_id, caller.key)
+    g = await store.get(glossary_id, caller.key)
     tsv = "".join(f"{s}\t{t}\n" for s, t in g.entries)
     return Response(tsv, media_type="text/tab-separated-values")
 
 
 @router.delete("/glossaries/{glossary_id}", status_code=204)
 async def delete(glossary_id: str, caller: CallerDep, store: StoreDep) -> Response:
-    await asyncio.to_thread(store.delete, glossary_id, caller.key)
+    await store.delete(glossary_id, caller.key)
     return Response(status_code=204)
 
 

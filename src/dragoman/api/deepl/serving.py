@@ -4,7 +4,6 @@ given source, or each text's detected one). /v2/usage reports the key's characte
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +23,7 @@ from dragoman.engine.protocol import Translator
 from dragoman.errors import InvalidRequest
 from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
-from dragoman.service.glossary import GlossaryStore
+from dragoman.service.glossary import Glossaries
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService
@@ -38,7 +37,7 @@ NO_LIMIT = 10**12
 async def translate(
     params: dict[str, Any],
     service: TranslationService,
-    glossaries: GlossaryStore,
+    glossaries: Glossaries,
     caller: Caller,
     deadline: Deadline,
 ) -> DeepLTranslateResponse:
@@ -54,7 +53,7 @@ async def translate(
             raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
         terms: list[tuple[str, str]] = []
         for glossary_id in ids:
-            g = await asyncio.to_thread(glossaries.get, glossary_id, caller.key)  # a file
+            g = await glossaries.get(glossary_id, caller.key)
             if (g.source_lang, g.target_lang) != (source, target):
                 raise InvalidRequest(
                     f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
