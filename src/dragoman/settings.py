@@ -392,6 +392,14 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     DATA_DIR/glossaries): they outlive a restart, and the servers given the same directory
     (one machine's, or a shared volume) share them."""
 
+    glossary_url: str | None = None
+    """A Redis-protocol server (Valkey, Redis) to keep DeepL's stored glossaries in, instead of
+    --glossary-dir, e.g. `redis://127.0.0.1:6379/0` (with a password, prefer
+    DRAGOMAN_GLOSSARY_URL to the flag): every server given the same store shares them, no
+    shared volume needed. May be the --cache-url server (the keys are apart); the store must
+    keep them: persistence on, and no `allkeys-*` eviction policy. Off by default. A store
+    that is down answers glossary requests 503 within 1 s; other translations never ask it."""
+
     cache_url: str | None = None
     """A Redis-protocol server (Valkey, Redis) as the translation cache's shared second level,
     e.g. `redis://127.0.0.1:6379/0` (with a password, prefer DRAGOMAN_CACHE_URL to the flag):
@@ -517,9 +525,9 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     def _split_languages(cls, value: object) -> object:
         return _comma_list(value)
 
-    @field_validator("cache_url")
+    @field_validator("cache_url", "glossary_url")
     @classmethod
-    def _check_cache_url(cls, value: str | None) -> str | None:
+    def _check_store_url(cls, value: str | None) -> str | None:
         if not value:
             return None
         if not re.match(r"(redis|rediss|unix)://", value):
@@ -545,6 +553,11 @@ class ServeSettings(EngineSettings, MetricsKeyed):
             )
         if self.models:
             self.model_routes()  # checks the tiers and the defaults too
+        if self.glossary_url and self.glossary_dir:
+            raise ValueError(
+                "--glossary-dir and --glossary-url both name where stored glossaries are kept: "
+                "give one"
+            )
         return self
 
     def admission_limit(self) -> int:

@@ -49,7 +49,11 @@ def _preload_detector(translator: Translator) -> None:
 
 
 def glossaries_of(settings: ServeSettings) -> Glossaries:
-    """Where stored glossaries are kept."""
+    """Where stored glossaries are kept: the --glossary-url store, else files."""
+    if settings.glossary_url:
+        from dragoman.service.glossary_shared import SharedGlossaries
+
+        return SharedGlossaries(settings.glossary_url)
     from dragoman.service.glossary_files import FileGlossaries
 
     return FileGlossaries(settings.glossary_dir or settings.data_dir / "glossaries")

@@ -49,7 +49,7 @@ class Backend:
     fails: int = 0  # consecutive failed checks or requests
     passes: int = 0  # consecutive passed checks
     outstanding: int = 0
-    glossary_store: str | None = None  # the glossary directory its /ready names
+    glossary_store: str | None = None  # the glossary store its /ready names
 
     @property
     def sources(self) -> int:
@@ -118,7 +118,7 @@ class Pool:
         return min(free, key=lambda b: b.outstanding)
 
     def glossary_store(self) -> str:
-        """The glossary directory every backend shares (so a glossary made through one is
+        """The glossary store every backend shares (so a glossary made through one is
         found through any), or raise: 503 while one has not said which it uses, 400 when
         they differ."""
         unknown = [b.name for b in self.backends if b.glossary_store is None]
@@ -131,8 +131,9 @@ class Pool:
         if len({b.glossary_store for b in self.backends}) > 1:
             raise GlossariesNotShared(
                 "stored glossaries are kept per server and these backends keep theirs apart: "
-                "give every backend the same --glossary-dir (one machine's directory, or a "
-                "shared volume), or send glossary terms with native requests"
+                "give every backend the same --glossary-url (a Redis-protocol store) or "
+                "--glossary-dir (one machine's directory, or a shared volume), or send "
+                "glossary terms with native requests"
             )
         return str(self.backends[0].glossary_store)
 

@@ -42,7 +42,7 @@ async def check_once(
 
 
 def _glossary_store(ready: httpx.Response) -> str | None:
-    """The glossary directory a backend's /ready names (None: its own memory, or unknown)."""
+    """The glossary store a backend's /ready names (None: its own memory, or unknown)."""
     try:
         store = ready.json().get("glossary_store")
     except (ValueError, AttributeError):

@@ -1,0 +1,240 @@
+"""Stored glossaries in a Redis-protocol server (Valkey, Redis: --glossary-url), so every server
+given the same store shares them without a shared volume, and they outlive any server's restart.
+
+Keys: `dragoman:g:<id>` a glossary (its JSON in the cache store's envelope: a version byte and
+a checksum bound to the id, so a corrupt or moved value reads as none), `dragoman:g:by:<key
+digest>` the ids a key made (`-` with keys off), `dragoman:g:store-id` the store's identity,
+made by the first server (SET NX) and read by the others. A glossary is made by one script
+that counts the key's glossaries and writes it, so the bound per key holds over every server.
+
+Each server parses a glossary once and keeps it (glossaries are never edited, only deleted);
+every later use asks the store only whether it still exists, so one deleted through any server
+is gone on all of them at their next lookup. A store that is down or silent answers each call
+within `timeout` with GlossaryStoreFailed (503), never a hang; translations without a glossary
+never ask it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from dragoman.engine.protocol import Terms
+from dragoman.service.cache_store import decode, encode, redact
+from dragoman.service.glossary import (
+    MAX_GLOSSARIES,
+    Glossary,
+    GlossaryStoreFailed,
+    from_json,
+    is_id,
+    made,
+    not_found,
+    oldest_first,
+    to_json,
+    too_many,
+)
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+log = logging.getLogger(__name__)
+
+PREFIX = "dragoman:g:"
+STORE_ID = PREFIX + "store-id"
+_CONNECTIONS = 16
+MAX_KEPT_TERMS = 100_000
+"""Entries of the parsed glossaries a server keeps (the least recently used dropped first)."""
+
+# Counts the key's glossaries that still exist (forgetting ids whose glossary is gone:
+# deleted by hand, or evicted), and stores the new one only under the bound.
+_CREATE = """
+local n = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[4] .. id) == 1 then
+    n = n + 1
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+if n >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+def _key(glossary_id: str) -> str:
+    return PREFIX + glossary_id
+
+
+def _owner_key(owner: str | None) -> str:
+    return f"{PREFIX}by:{owner or '-'}"
+
+
+class SharedGlossaries:
+    def __init__(self, url: str, timeout: float = 1.0) -> None:
+        from redis.asyncio import Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        # As the cache store's client: one retry on a fresh connection (one the store dropped
+        # while idle), every call within `timeout`, connections waiting their turn.
+        self._redis: Redis = Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1),
+            max_connections=_CONNECTIONS,
+        )
+        self._create_script = self._redis.register_script(_CREATE)
+        self._connections = asyncio.Semaphore(_CONNECTIONS)
+        self.where = redact(url)
+        self._timeout = timeout
+        self._store_id: str | None = None
+        self._loaded: OrderedDict[str, Glossary] = OrderedDict()
+        self._unreadable: set[str] = set()  # ids already reported
+        self._failing = False
+
+    async def identity(self) -> str | None:
+        """The store's id; None while it has not answered (asked again at the next call)."""
+        if self._store_id is None:
+            with contextlib.suppress(GlossaryStoreFailed):
+                async with self._call("identity"):
+                    await self._redis.set(STORE_ID, str(uuid.uuid4()), nx=True)
+                    value = await self._redis.get(STORE_ID)
+                if isinstance(value, bytes):
+                    self._store_id = value.decode("ascii", errors="replace")
+        return self._store_id
+
+    async def create(
+        self, name: str, source: str, target: str, entries: Terms, owner: str | None
+    ) -> Glossary:
+        g = made(name, source, target, entries, owner)
+        value = encode(g.glossary_id.encode(), to_json(g))
+        async with self._call("create"):
+            stored = await self._create_script(
+                keys=[_owner_key(owner), _key(g.glossary_id)],
+                args=[MAX_GLOSSARIES, g.glossary_id, value, PREFIX],
+            )
+        if not stored:
+            raise too_many()
+        self._keep(g)
+        return g
+
+    async def owned(self, owner: str | None) -> list[Glossary]:
+        async with self._call("list"):
+            members = await self._redis.smembers(_owner_key(owner))
+            ids = sorted(m.decode(errors="replace") for m in members if isinstance(m, bytes))
+            kept = [(i, self._loaded.get(i)) for i in ids if is_id(i)]
+            pipe = self._redis.pipeline(transaction=False)
+            for i, g in kept:  # what this server parsed: is it still there? else read it
+                if g is not None:
+                    pipe.exists(_key(i))
+                else:
+                    pipe.get(_key(i))
+            answers = await pipe.execute()
+        found = [self._answer(i, g, a) for (i, g), a in zip(kept, answers, strict=True)]
+        return oldest_first(g for g in found if g is not None and g.owner == owner)
+
+    async def get(self, glossary_id: str, owner: str | None) -> Glossary:
+        if not is_id(glossary_id):
+            raise not_found(glossary_id)
+        g = self._loaded.get(glossary_id)
+        answer: object
+        async with self._call("get"):
+            if g is not None:  # parsed here before: is it still there?
+                answer = await self._redis.exists(_key(glossary_id))
+            else:
+                answer = await self._redis.get(_key(glossary_id))
+        g = self._answer(glossary_id, g, answer)
+        if g is None or g.owner != owner:
+            raise not_found(glossary_id)
+        return g
+
+    async def delete(self, glossary_id: str, owner: str | None) -> None:
+        await self.get(glossary_id, owner)
+        async with self._call("delete"):
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(_key(glossary_id))
+            pipe.srem(_owner_key(owner), glossary_id)
+            await pipe.execute()
+        self._loaded.pop(glossary_id, None)
+
+    async def __aenter__(self) -> SharedGlossaries:
+        await self.identity()  # a store down at start: /ready names none until it answers
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._redis.aclose()
+
+    # -- the store's answers ---------------------------------------------------------------
+
+    def _answer(self, glossary_id: str, kept: Glossary | None, answer: object) -> Glossary | None:
+        """The glossary from the store's answer: EXISTS for one kept here, GET otherwise."""
+        if kept is not None:
+            if answer:
+                self._loaded.move_to_end(glossary_id)
+                return kept
+            del self._loaded[glossary_id]  # deleted through another server
+            return None
+        if answer is None:
+            return None
+        text = decode(glossary_id.encode(), answer)
+        try:
+            if text is None:
+                raise ValueError("its envelope or checksum does not match")
+            return self._keep(from_json(text, glossary_id))
+        except ValueError as exc:
+            if glossary_id not in self._unreadable:  # once, not at every request
+                self._unreadable.add(glossary_id)
+                log.warning(
+                    "glossary %s in %s is unreadable, left out: %s", glossary_id, self.where, exc
+                )
+            return None
+
+    def _keep(self, g: Glossary) -> Glossary:
+        self._loaded[g.glossary_id] = g
+        self._loaded.move_to_end(g.glossary_id)
+        total = sum(len(k.entries) for k in self._loaded.values())
+        while total > MAX_KEPT_TERMS and len(self._loaded) > 1:
+            _, oldest = self._loaded.popitem(last=False)
+            total -= len(oldest.entries)
+        return g
+
+    @contextlib.asynccontextmanager
+    async def _call(self, what: str) -> AsyncIterator[None]:
+        """One exchange with the store, bounded by the timeout; a failure is a 503."""
+        from redis.exceptions import RedisError
+
+        try:
+            async with asyncio.timeout(self._timeout), self._connections:
+                yield
+        except (RedisError, OSError) as error:  # TimeoutError is an OSError
+            from redis.exceptions import ResponseError
+
+            if not self._failing:  # logged once per outage
+                self._failing = True
+                log.error(
+                    "glossary store %s: %s failed (%s: %s)",
+                    self.where,
+                    what,
+                    type(error).__name__,
+                    error,
+                )
+            why = "refused the call" if isinstance(error, ResponseError) else "does not answer"
+            raise GlossaryStoreFailed(
+                f"stored glossaries cannot be {'read' if what in _READS else 'changed'} right "
+                f"now: the glossary store {why}; retry later"
+            ) from None
+        if self._failing:
+            self._failing = False
+            log.info("glossary store %s answers again", self.where)
+
+
+_READS = frozenset({"identity", "list", "get"})

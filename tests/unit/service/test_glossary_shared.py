@@ -1,0 +1,208 @@
+"""Stored glossaries in a real Redis-protocol server (--glossary-url): shared by every server
+given the store (one identity, the bound per key counted over all of them), parsed once per
+server, gone everywhere once deleted anywhere; a corrupt value is left out, and a store that is
+down or silent is a 503 within the timeout, never a hang."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from redis.asyncio import Redis
+
+from dragoman.bench.servers import free_port
+from dragoman.bench.store import Store, start_store
+from dragoman.errors import InvalidRequest
+from dragoman.service.cache_store import encode
+from dragoman.service.glossary import (
+    MAX_GLOSSARIES,
+    GlossaryNotFound,
+    GlossaryStoreFailed,
+    to_json,
+)
+from dragoman.service.glossary_shared import PREFIX, SharedGlossaries
+from tests.stores import running_store
+
+ENTRIES = (("Save", "Enregistrer"), ("log in", "se connecter"))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    yield from running_store(tmp_path_factory)
+
+
+@pytest.fixture
+async def raw(store: Store) -> AsyncIterator[Redis]:
+    client = Redis.from_url(store.url)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def servers(store: Store, raw: Redis) -> AsyncIterator[list[SharedGlossaries]]:
+    """Two servers' stores on the one Redis-protocol server."""
+    async with SharedGlossaries(store.url) as a, SharedGlossaries(store.url) as b:
+        yield [a, b]
+
+
+async def test_a_glossary_made_on_one_server_is_seen_used_and_deleted_on_another(
+    servers: list[SharedGlossaries], store: Store
+) -> None:
+    a, b = servers
+    assert await a.identity() == await b.identity() is not None
+    g = await a.create("ui", "en", "fr", ENTRIES, "k1")
+    assert await b.get(g.glossary_id, "k1") == g
+    assert [x.glossary_id for x in await b.owned("k1")] == [g.glossary_id]
+    assert await b.owned("k2") == [] and await b.owned(None) == []
+    for other in ("k2", None):  # another key's: as never made
+        with pytest.raises(GlossaryNotFound):
+            await b.get(g.glossary_id, other)
+        with pytest.raises(GlossaryNotFound):
+            await b.delete(g.glossary_id, other)
+    # A restart: a new process on the same store sees it, under the same identity.
+    async with SharedGlossaries(store.url) as restarted:
+        assert await restarted.identity() == await a.identity()
+        assert (await restarted.get(g.glossary_id, "k1")).entries == ENTRIES
+    await b.delete(g.glossary_id, "k1")
+    for server in (a, b):  # a kept its parsed copy: the next lookup finds it gone all the same
+        with pytest.raises(GlossaryNotFound):
+            await server.get(g.glossary_id, "k1")
+        assert await server.owned("k1") == []
+
+
+async def test_a_glossary_is_parsed_once_per_server(servers: list[SharedGlossaries]) -> None:
+    a, b = servers
+    g = await a.create("ui", "en", "fr", ENTRIES, None)
+    first = await b.get(g.glossary_id, None)
+    assert await b.get(g.glossary_id, None) is first  # kept, not read and parsed again
+    assert (await b.owned(None))[0] is first
+    assert await a.get(g.glossary_id, None) is g
+
+
+async def test_the_bound_per_key_holds_over_every_server_sharing_the_store(
+    servers: list[SharedGlossaries], raw: Redis
+) -> None:
+    a, b = servers
+    made = [await (a, b)[i % 2].create(f"g{i}", "en", "fr", ENTRIES, "k1") for i in range(100)]
+    assert len(made) == MAX_GLOSSARIES
+    for server in servers:
+        with pytest.raises(InvalidRequest, match="at most 100"):
+            await server.create("one more", "en", "fr", ENTRIES, "k1")
+    await b.create("another key's", "en", "fr", ENTRIES, "k2")
+    listed = await a.owned("k1")
+    assert {g.glossary_id for g in listed} == {g.glossary_id for g in made}
+    order = [(g.creation_time, g.glossary_id) for g in listed]
+    assert order == sorted(order)  # oldest first (made in one millisecond: by id)
+    # One deleted, one lost by the store (evicted, deleted by hand): two places free.
+    await a.delete(made[0].glossary_id, "k1")
+    await raw.delete(PREFIX + made[1].glossary_id)
+    await b.create("again", "en", "fr", ENTRIES, "k1")
+    await a.create("and again", "en", "fr", ENTRIES, "k1")
+    with pytest.raises(InvalidRequest, match="at most 100"):
+        await b.create("one more", "en", "fr", ENTRIES, "k1")
+
+
+async def test_stores_of_other_databases_are_told_apart(store: Store, raw: Redis) -> None:
+    other = store.url.rsplit("/", 1)[0] + "/1"
+    async with SharedGlossaries(store.url) as a, SharedGlossaries(other) as b:
+        assert await a.identity() != await b.identity()
+        g = await a.create("ui", "en", "fr", ENTRIES, None)
+        with pytest.raises(GlossaryNotFound):
+            await b.get(g.glossary_id, None)
+    async with Redis.from_url(other) as one:
+        await one.flushdb()
+
+
+async def test_a_corrupt_moved_or_foreign_value_is_left_out_and_logged_once(
+    servers: list[SharedGlossaries], raw: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = servers
+    kept = await a.create("kept", "en", "fr", ENTRIES, None)
+    broken = [await a.create(f"g{i}", "en", "fr", ENTRIES, None) for i in range(4)]
+    value = await raw.get(PREFIX + broken[0].glossary_id)
+    assert value is not None
+    await raw.set(PREFIX + broken[0].glossary_id, value[:-1])  # cut short
+    await raw.set(PREFIX + broken[1].glossary_id, await raw.get(PREFIX + kept.glossary_id))
+    wrong = to_json(broken[2]).replace('"kept"', "5").replace('"g2"', "5")  # a name not text
+    await raw.set(PREFIX + broken[2].glossary_id, encode(broken[2].glossary_id.encode(), wrong))
+    await raw.set(PREFIX + broken[3].glossary_id, b"\x01not a dragoman value")
+    for _ in range(2):  # b never read them: it reads the store's values
+        assert [g.glossary_id for g in await b.owned(None)] == [kept.glossary_id]
+        for g in broken:
+            with pytest.raises(GlossaryNotFound):
+                await b.get(g.glossary_id, None)
+    unreadable = [r for r in caplog.records if "unreadable" in r.getMessage()]
+    assert len(unreadable) == 4  # once each, not at every request
+    for wrong_id in ("../x", kept.glossary_id.upper(), "store-id", "by:-"):
+        with pytest.raises(GlossaryNotFound):
+            await b.get(wrong_id, None)
+
+
+async def assert_refused_within(call, bound: float) -> GlossaryStoreFailed:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(GlossaryStoreFailed) as failed:
+        await asyncio.wait_for(call, 30)
+    assert loop.time() - started < bound
+    assert failed.value.status_code == 503
+    return failed.value
+
+
+async def test_a_store_that_is_down_is_a_503_then_answers_again(
+    tmp_path_factory: pytest.TempPathFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="dragoman.service.glossary_shared")
+    port = free_port()  # nothing listens there yet
+    zero = "0" * 8 + "-0000-4000-8000-" + "0" * 12
+    async with SharedGlossaries(f"redis://user:secret@127.0.0.1:{port}/0") as shared:
+        assert await shared.identity() is None  # /ready names no store: the route waits
+        calls = (
+            shared.create("ui", "en", "fr", ENTRIES, None),
+            shared.owned(None),
+            shared.get(zero, None),
+            shared.delete(zero, None),
+        )
+        for call in calls:
+            error = await assert_refused_within(call, 10)
+            assert "the glossary store does not answer" in error.message
+        errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+        assert len(errors) == 1  # once per outage
+        assert "secret" not in caplog.text and f"127.0.0.1:{port}" in caplog.text
+    async with SharedGlossaries(f"redis://127.0.0.1:{port}/0") as shared:
+        await assert_refused_within(shared.get(zero, None), 10)
+        up = start_store(tmp_path_factory.mktemp("late"), port=port)
+        try:
+            assert await shared.identity() is not None
+            g = await shared.create("ui", "en", "fr", ENTRIES, None)
+            assert await shared.get(g.glossary_id, None) == g
+            assert "answers again" in caplog.text
+        finally:
+            up.stop()
+        # Down again, with the glossary parsed here: its use is still a clear error, not a
+        # glossary kept working from memory while the store cannot say it was deleted.
+        await assert_refused_within(shared.get(g.glossary_id, None), 10)
+        assert await shared.identity() is not None  # it named the store once: it still does
+
+
+async def test_a_silent_store_is_a_503_within_the_timeout() -> None:
+    """A server that accepts and never answers."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def mute(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(mute, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with SharedGlossaries(f"redis://127.0.0.1:{port}/0", timeout=0.2) as shared:
+            await assert_refused_within(shared.owned(None), 3)
+            await assert_refused_within(shared.create("ui", "en", "fr", ENTRIES, None), 3)
+            assert held, "the calls reached the silent server"
+    finally:
+        for w in held:
+            w.close()
+        server.close()
+        await server.wait_closed()
