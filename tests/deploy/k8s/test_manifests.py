@@ -339,3 +339,43 @@ def test_json_logs_reach_the_server_and_route_pods() -> None:
     assert len(deployments) > 1
     for d in deployments:
         assert env_of(container(d))["DRAGOMAN_LOG_FORMAT"] == "json", d["metadata"]["name"]
+
+
+def test_the_glossary_store_travels_as_the_cache_store_does_a_password_from_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--glossary-url reaches the pods as --cache-url does; a store URL with a password was
+    written into the manifests in plain text: it comes from the keys Secret, required."""
+    plain = "redis://valkey.mt.svc:6379/0"
+    s = settings(cache_url=plain, glossary_url=plain)
+    (dep, *_) = [
+        d for d in by_kind(objects(s), "Deployment") if d["metadata"]["name"] != "dragoman-route"
+    ]
+    with monkeypatch.context() as m:
+        for name, value in env_of(container(dep)).items():
+            m.setenv(name, value)
+        parsed = ServeSettings()
+    assert (parsed.cache_url, parsed.glossary_url) == (plain, plain)
+    assert _secret_refs(s).keys() == {"DRAGOMAN_API_KEYS", "DRAGOMAN_METRICS_KEY"}
+
+    secret = "redis://:hunter2@valkey.mt.svc:6379/0"
+    s = settings(cache_url=secret, glossary_url=secret)
+    assert "hunter2" not in yaml.safe_dump_all(objects(s))
+    refs = _secret_refs(s)
+    for var, key in (
+        ("DRAGOMAN_CACHE_URL", "cache-url"),
+        ("DRAGOMAN_GLOSSARY_URL", "glossary-url"),
+    ):
+        assert refs[var] == {"name": "dragoman-keys", "key": key, "optional": False}
+    for d in by_kind(objects(s), "Deployment"):
+        names = [e["name"] for e in container(d)["env"]]
+        assert len(names) == len(set(names))  # each variable once
+
+
+def test_the_glossary_note_says_when_pods_keep_glossaries_apart() -> None:
+    from dragoman.deploy.k8s.write import glossary_note
+
+    assert glossary_note(settings(max_replicas=1), 1) is None  # one pod: nothing to share
+    note = glossary_note(settings(cache_url="redis://valkey:6379/0"), 2)
+    assert note is not None and "--glossary-url" in note and "--cache-url store" in note
+    assert glossary_note(settings(glossary_url="redis://valkey:6379/0"), 2) is None

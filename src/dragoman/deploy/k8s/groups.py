@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -19,6 +20,15 @@ from dragoman.settings import ServeSettings
 DATA_DIR = "/var/lib/dragoman"
 # Serve fields the manifests set themselves, or that cannot travel as a plain variable.
 _NOT_COPIED = {"host", "port", "data_dir", "models", "model", "languages", "api_keys_file"}
+STORE_URLS = {"cache_url": "cache-url", "glossary_url": "glossary-url"}
+"""Store URLs, by their entry in the keys Secret: one with a password comes from there."""
+
+
+def has_password(url: str | None) -> bool:
+    try:
+        return bool(url) and urlsplit(url).password is not None
+    except ValueError:  # a port that is no number: the server says so at start
+        return False
 
 
 @dataclass(frozen=True)
@@ -58,11 +68,13 @@ def env_value(value: Any) -> str:
 
 def changed_env(settings: ServeSettings) -> dict[str, str]:
     """DRAGOMAN_<FIELD> for every serve setting not at its default (secrets excluded: they
-    come from a Secret)."""
+    come from a Secret, as do store URLs with a password)."""
     out: dict[str, str] = {}
     for name, field in ServeSettings.model_fields.items():
         value = getattr(settings, name)
         if name in _NOT_COPIED or isinstance(value, SecretStr) or name == "api_keys":
+            continue
+        if name in STORE_URLS and has_password(value):
             continue
         default = field.get_default(call_default_factory=True)
         if value != default:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dragoman.deploy.k8s.groups import DATA_DIR, Group
+from dragoman.deploy.k8s.groups import DATA_DIR, STORE_URLS, Group
 from dragoman.deploy.k8s.settings import K8sSettings
 from dragoman.deploy.k8s.sizing import PodSize
 
@@ -51,8 +51,11 @@ def _env(values: dict[str, str]) -> list[Obj]:
 
 def _secret_env(s: K8sSettings) -> list[Obj]:
     """Keys come from a Secret, never from the manifests: each optional unless the settings
-    asked for it (then a pod without it does not start, rather than serve with it off)."""
+    asked for it (then a pod without it does not start, rather than serve with it off). So
+    does a store URL with a password, only when the settings hold one (else it is a plain
+    variable, or none)."""
     required = s.required_keys
+    urls = [(f"DRAGOMAN_{f.upper()}", key) for f, key in STORE_URLS.items() if key in required]
     return [
         {
             "name": var,
@@ -64,7 +67,11 @@ def _secret_env(s: K8sSettings) -> list[Obj]:
                 }
             },
         }
-        for var, key in (("DRAGOMAN_API_KEYS", "api-keys"), ("DRAGOMAN_METRICS_KEY", "metrics-key"))
+        for var, key in [
+            ("DRAGOMAN_API_KEYS", "api-keys"),
+            ("DRAGOMAN_METRICS_KEY", "metrics-key"),
+            *urls,
+        ]
     ]
 
 

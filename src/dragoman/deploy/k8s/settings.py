@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from dragoman import __version__
+from dragoman.deploy.k8s.groups import STORE_URLS, has_password
 from dragoman.settings import ServeSettings
 
 
@@ -93,9 +94,10 @@ class K8sSettings(ServeSettings):
     def required_keys(self) -> list[str]:
         """The keys Secret's entries the settings asked for: the pods must not start without
         them (api-keys for --api-keys-file or DRAGOMAN_API_KEYS, metrics-key for
-        --metrics-key)."""
-        asked = (
+        --metrics-key, cache-url and glossary-url for a store URL with a password)."""
+        asked = [
             ("api-keys", bool(self.api_keys_file or self.api_keys)),
             ("metrics-key", bool(self.metrics_key)),
-        )
+        ]
+        asked += [(key, has_password(getattr(self, f))) for f, key in STORE_URLS.items()]
         return [key for key, wanted in asked if wanted]

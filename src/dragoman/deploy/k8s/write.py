@@ -113,7 +113,25 @@ def run_k8s(s: K8sSettings) -> None:
     if s.required_keys:
         console.print(
             f"[yellow]keys[/]: the pods read {' and '.join(s.required_keys)} from Secret "
-            f"{keys_secret(s)} (api-keys: the raw keys, comma-separated) and do not start "
-            "without it: create it before applying (kubectl create secret generic ...); a keys "
-            "file is not copied into the manifests"
+            f"{keys_secret(s)} (api-keys: the raw keys, comma-separated; cache-url, "
+            "glossary-url: the URL with its password) and do not start without it: create it "
+            "before applying (kubectl create secret generic ...); a keys file is not copied "
+            "into the manifests"
         )
+    note = glossary_note(s, len(files) - 1)
+    if note:
+        console.print(f"[yellow]glossaries[/]: {note}")
+
+
+def glossary_note(s: K8sSettings, groups: int) -> str | None:
+    """What to know when DeepL's stored glossaries stay in each pod's own data folder: lost
+    with the pod, missing on a group's other pods, refused by the route across groups."""
+    if s.glossary_url or s.glossary_dir or (groups == 1 and s.max_replicas == 1):
+        return None
+    store = "the --cache-url store will do: " if s.cache_url else ""
+    return (
+        "each pod keeps DeepL's stored glossaries in its own data folder: lost with the pod, "
+        "missing on the group's other pods, refused by the route across groups; to share "
+        f"them, give --glossary-url, a Redis-protocol store ({store}DRAGOMAN_GLOSSARY_URL), "
+        "or send glossary terms with native requests"
+    )
