@@ -82,6 +82,31 @@ async def test_a_glossary_is_parsed_once_per_server(servers: list[SharedGlossari
     assert await a.get(g.glossary_id, None) is g
 
 
+async def test_a_large_glossary_round_trips_made_and_parsed_in_a_thread(
+    servers: list[SharedGlossaries], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """5,000 long entries held the event loop ~60 ms, made and parsed on it."""
+    a, b = servers
+    threaded = 0
+    to_thread = asyncio.to_thread
+
+    async def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal threaded
+        threaded += 1
+        return await to_thread(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    small = await a.create("small", "en", "fr", ENTRIES, None)
+    assert (await b.get(small.glossary_id, None)) == small
+    assert threaded == 0
+    entries = tuple((f"term {i} " + "x" * 180, f"cible {i} " + "y" * 180) for i in range(5000))
+    g = await a.create("big", "en", "fr", entries, None)
+    assert threaded == 1
+    assert (await b.get(g.glossary_id, None)).entries == entries
+    assert threaded == 2
+    assert [x.entries for x in await b.owned(None)] == [ENTRIES, entries]
+
+
 async def test_the_bound_per_key_holds_over_every_server_sharing_the_store(
     servers: list[SharedGlossaries], raw: Redis
 ) -> None:
