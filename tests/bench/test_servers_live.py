@@ -266,3 +266,62 @@ def test_a_server_started_from_a_thread_outlives_the_thread(tmp_path: Path) -> N
         process.kill()
         process.wait()
         servers._LIVE.pop(process.pid, None)
+
+
+# A stand-in vLLM, first on the ceiling's path: its engine never finishes loading, so the
+# ceiling's process runs until something stops it; it writes its pid once it is loading.
+FAKE_VLLM = {
+    "__init__.py": (
+        "import os, pathlib, time\n"
+        "class SamplingParams:\n"
+        "    def __init__(self, **kwargs): pass\n"
+        "class LLM:\n"
+        "    def __init__(self, **kwargs):\n"
+        "        up = pathlib.Path(os.environ['FAKE_VLLM_UP'])\n"
+        "        up.with_suffix('.tmp').write_text(str(os.getpid()))\n"
+        "        up.with_suffix('.tmp').rename(up)\n"
+        "        time.sleep(600)\n"
+    ),
+    "inputs.py": "TokensPrompt = dict\n",
+    "platforms.py": ("class _Cpu:\n    def is_cpu(self): return True\ncurrent_platform = _Cpu()\n"),
+}
+
+
+def test_sigkill_of_the_bench_takes_its_offline_ceiling_down(mark: str, tmp_path: Path) -> None:
+    # The ceiling's process loads the engine (gigabytes). Started by multiprocessing, it went
+    # on running after a SIGKILLed bench; it is now started as the servers are.
+    fake = tmp_path / "fake"
+    (fake / "vllm").mkdir(parents=True)
+    for name, text in FAKE_VLLM.items():
+        (fake / "vllm" / name).write_text(text)
+    up = tmp_path / "loading.pid"
+    echo = launch_echo(tmp_path, "en,fr")
+    env = {
+        **os.environ,
+        "FAKE_VLLM_UP": str(up),
+        "PYTHONPATH": os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]),
+    }
+    args = ["--url", echo.url, "--offline", "--model", "stand-in/model", "--offline-requests"]
+    args += ["2", "--concurrency", "1", "--requests-per-level", "2", "--out", str(tmp_path / "o")]
+    try:
+        with (tmp_path / "stderr.txt").open("wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dragoman", "bench", *args],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=env,
+                preexec_fn=default_signals,
+            )
+        try:
+            wait_for(up.exists, 120, "the ceiling's engine loading")
+            ceiling = int(up.read_text())
+            assert ceiling in marked(mark)
+            proc.kill()
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        wait_for(lambda: ceiling not in marked(mark), 60, "the killed bench's ceiling gone")
+    finally:
+        echo.stop()

@@ -1,18 +1,25 @@
-"""The ceiling: the offline engine with every prompt submitted at once. Runs in a spawned
-process so its engine is gone, memory and cores freed, before any server starts."""
+"""The ceiling: the offline engine with every prompt submitted at once. Runs in a process of
+its own (`python -m dragoman.bench.offline JOB RESULT`), started as the bench's servers are
+(servers.py): stopped with the bench by any path, its engine's processes with it (its own
+process group), and sent SIGTERM by the kernel when the bench is SIGKILLed. Its engine is
+gone, memory and cores freed, before any server starts."""
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import dataclasses
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from dragoman.bench.workloads import Item
 from dragoman.settings import EngineSettings
 
 
-def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
+def _run(job: Path, result: Path) -> None:
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -20,6 +27,9 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
     from dragoman.engine.vllm_engine import engine_setup
     from dragoman.models.prepare import resolve_model
 
+    given = json.loads(job.read_text())
+    settings = EngineSettings(**given["settings"])
+    items = [Item(**item) for item in given["items"]]
     _, kwargs = engine_setup(settings, resolve_model(settings.model, settings.data_dir))
     llm = LLM(**kwargs)
     prompts = PromptBuilder(
@@ -45,28 +55,50 @@ def _run(settings: EngineSettings, items: Sequence[Item], out: Any) -> None:
         # The engine's own processes wait for ours; without this they outlive it.
         llm.llm_engine.engine_core.shutdown()
     tokens = sum(len(o.outputs[0].token_ids) for o in outs)
-    out.put(
-        {
-            "requests": len(items),
-            "seconds": seconds,
-            "rps": len(items) / seconds,
-            "output_tokens": tokens,
-            "output_tokens_per_s": tokens / seconds,
-        }
-    )
+    measured = {
+        "requests": len(items),
+        "seconds": seconds,
+        "rps": len(items) / seconds,
+        "output_tokens": tokens,
+        "output_tokens_per_s": tokens / seconds,
+    }
+    result.write_text(json.dumps(measured))
 
 
-def offline_ceiling(settings: EngineSettings, items: Sequence[Item]) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(
-        target=_run, args=(settings, list(items), queue)
-    )  # not daemonic: it spawns the engine
-    proc.start()
+def offline_ceiling(
+    settings: EngineSettings, items: Sequence[Item], log_dir: Path, timeout: float = 1800.0
+) -> dict[str, Any]:
+    """The ceiling's figures; its process's output is in `log_dir`/offline.log."""
+    from dragoman.bench.servers import _popen, _stop
+
+    log_dir.mkdir(parents=True, exist_ok=True)
+    job, result, log = (log_dir / f"offline{end}" for end in ("-job.json", ".json", ".log"))
+    result.unlink(missing_ok=True)
+    fields = set(EngineSettings.model_fields)
+    given = {
+        "settings": settings.model_dump(mode="json", include=fields),
+        "items": [dataclasses.asdict(item) for item in items],
+    }
+    job.write_text(json.dumps(given))
+    process = _popen([sys.executable, "-m", "dragoman.bench.offline", str(job), str(result)], log)
     try:
-        result: dict[str, Any] = queue.get(timeout=1800)
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        code = None
     finally:
-        proc.join(timeout=60)
-        if proc.is_alive():
-            proc.kill()
-    return result
+        _stop(process)  # and what it left in its group; gone from the servers to stop
+    if code != 0 or not result.is_file():
+        state = f"not done in {timeout:g} s" if code is None else f"failed (exit {code})"
+        tail = log.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"offline ceiling {state}: {tail}")
+    figures: dict[str, Any] = json.loads(result.read_text())
+    return figures
+
+
+if __name__ == "__main__":
+    from dragoman.interrupts import stops_as_ctrl_c
+
+    # The parent-death SIGTERM (or the bench's stop) unwinds: the engine shuts its processes
+    # down on the way out, where the signal's default would leave them.
+    with stops_as_ctrl_c():
+        _run(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -265,7 +265,7 @@ class Bench:
             with self.console.status("offline ceiling: all prompts at once"):
                 n = min(len(self.items), self.s.offline_requests)
                 results["offline"] = await asyncio.to_thread(
-                    offline_ceiling, self.s, self.items[:n]
+                    offline_ceiling, self.s, self.items[:n], self.logs
                 )
             self.console.log(f"offline ceiling: {results['offline']['rps']:.2f} req/s")
         with Progress(
