@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 import httpx
 
 from dragoman.errors import ConfigError, DragomanError, UnsupportedLanguage
+from dragoman.logs import setup as setup_logs
 from dragoman.settings import TranslateSettings
 
 # The server's answers that say the command's own input is wrong (an unknown language, a text
 # too long or empty); a refused key, a full or draining server are the work failing (exit 1).
 _WRONG_INPUT = frozenset({400, 413, 422})
+
+log = logging.getLogger(__name__)
 
 
 class _ServerError(DragomanError):
@@ -93,10 +97,13 @@ async def _local(s: TranslateSettings, text: str) -> str:
         check_llamacpp(served)
     elif s.model in CATALOGUE:
         prepare(s.model, s.data_dir, weights=weights_for(served))
-    print(
-        f"no server at {s.server}; starting the engine here ({choice.value}, about a minute)...",
-        file=sys.stderr,
+    notice = (
+        f"no server at {s.server}; starting the engine here ({choice.value}, about a minute)..."
     )
+    if s.log_format == "json":  # a line of the log, as the engine's are
+        log.warning("%s", notice)
+    else:
+        print(notice, file=sys.stderr)
     async with open_translator(served, langs) as translator:
         return (await translator.translate(text, source, s.to)).text
 
@@ -110,5 +117,6 @@ def run_translate(args: list[str]) -> None:
         raise ConfigError("text: text must not be empty")
     result = _via_server(s, text)
     if result is None:
+        setup_logs(s.log_format)  # before the engine starts: it takes the format along
         result = asyncio.run(_local(s, text))
     print(result)

@@ -1,4 +1,5 @@
-"""Log lines of `dragoman serve` and `dragoman route`: text (the default) or, with
+"""Log lines of `dragoman serve` and `dragoman route` (and of `dragoman deploy ray`'s process, of
+a `dragoman translate` that starts its engine): text (the default) or, with
 `--log-format json`, one JSON object a line on stderr for every logger of the process
 (dragoman's, uvicorn's, the libraries') and of vLLM's engine processes, for log shippers.
 

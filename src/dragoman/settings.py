@@ -609,6 +609,11 @@ class TranslateSettings(EngineSettings):
     or DRAGOMAN_ARCHITECTURE shared with `serve` must not fail a translation by a server) and
     refused only when the engine would start here."""
 
+    log_format: Literal["text", "json"] = "text"
+    """Log lines of an engine started here: `text`, or `json` (one JSON object a line on
+    stderr, the engine's processes' too), as on `dragoman serve`; the translation itself is
+    printed on stdout either way."""
+
 
 class InfoSettings(EngineSettings):
     # The flag is --json, but a field named `json` would shadow BaseModel.json: an alias, which

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import io
+import json
+import logging
+import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from dragoman import logs
 from dragoman.bench.servers import launch_echo
 from dragoman.cli import main
 
@@ -155,3 +161,62 @@ def test_translate_of_empty_input_exits_2_as_a_server_answers_it(
     assert main(argv) == 2
     got = capsys.readouterr()
     assert (got.out, got.err) == ("", "dragoman: error: text: text must not be empty\n")
+
+
+@pytest.fixture
+def root_stream() -> Iterator[io.StringIO]:
+    """The root logger's one handler (as the CLI's basicConfig makes it) writes here."""
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    stream = io.StringIO()
+    root.handlers[:] = [logging.StreamHandler(stream)]
+    yield stream
+    root.handlers[:] = saved
+    logging.captureWarnings(False)  # json's setup routes warnings to logging: not for the suite
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_translate_with_a_local_engine_writes_json_log_lines(
+    how: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    root_stream: io.StringIO,
+) -> None:
+    """`--log-format json` (DRAGOMAN_LOG_FORMAT) as on `serve`: the engine's records and the
+    notice that it starts here are JSON lines; the translation is stdout's alone."""
+    import dragoman.api.serve as serve
+    import dragoman.models.prepare as prepare
+    from dragoman.engine.echo import open_echo
+    from dragoman.settings import ServeSettings
+
+    # Set, then removed: undone after the test, so the path json's setup sets goes too.
+    monkeypatch.setenv("VLLM_LOGGING_CONFIG_PATH", "")
+    monkeypatch.delenv("VLLM_LOGGING_CONFIG_PATH")
+
+    def fake_open(settings: ServeSettings, langs: tuple[str, ...]) -> object:
+        logging.getLogger("vllm.engine").warning("engine up: %s", "東京")
+        return open_echo("echo", langs, 0.0)
+
+    monkeypatch.setattr(serve, "open_translator", fake_open)
+    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: None)
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    argv = ["translate", "Hello", "--to", "fr", "--server", url, "--architecture", "continuous"]
+    argv += ["--data-dir", str(tmp_path)]
+    if how == "flag":
+        argv += ["--log-format", "json"]
+    else:
+        monkeypatch.setenv("DRAGOMAN_LOG_FORMAT", "json")
+    assert main(argv) == 0
+    got = capsys.readouterr()
+    assert (got.out, got.err) == ("Hello\n", "")
+    lines = [json.loads(line) for line in root_stream.getvalue().splitlines()]
+    assert [(line["logger"], line["level"]) for line in lines] == [
+        ("dragoman.cli_translate", "WARNING"),
+        ("vllm.engine", "WARNING"),
+    ]
+    assert lines[0]["message"].startswith(f"no server at {url}; starting the engine here")
+    assert lines[1]["message"] == "engine up: 東京"
+    assert os.environ["VLLM_LOGGING_CONFIG_PATH"] == str(logs.VLLM_CONFIG)  # for its processes

@@ -41,6 +41,13 @@ def resources(settings: RaySettings) -> ReplicaResources:
     return replica_resources(settings, detect(), settings.replica_cpus, settings.replica_gpus)
 
 
+def serve_logging(settings: RaySettings) -> dict[str, str]:
+    """Serve's logging config of every deployment (--log-format, --log-level): a replica's
+    records of Serve's logger, and on the fast path what its process writes to stdout and
+    stderr, go to Serve's log file of the replica, as Serve's JSON with `json`."""
+    return {"encoding": settings.log_format.upper(), "log_level": settings.log_level.upper()}
+
+
 def model_options(settings: RaySettings, res: ReplicaResources) -> dict[str, Any]:
     """Deployment options of every model group: Serve's defaults fit a tiny web handler, not an
     engine that batches max_num_seqs texts."""
@@ -56,6 +63,7 @@ def model_options(settings: RaySettings, res: ReplicaResources) -> dict[str, Any
         "graceful_shutdown_wait_loop_s": 1.0,
         "graceful_shutdown_timeout_s": settings.drain_seconds + 5.0,
         "ray_actor_options": actor,
+        "logging_config": serve_logging(settings),
     }
     if settings.min_replicas == settings.max_replicas:
         options["num_replicas"] = settings.min_replicas
@@ -79,6 +87,7 @@ def ingress_options(settings: RaySettings) -> dict[str, Any]:
         "graceful_shutdown_wait_loop_s": 1.0,
         "graceful_shutdown_timeout_s": settings.drain_seconds + 5.0,
         "ray_actor_options": {"num_cpus": settings.ingress_cpus},
+        "logging_config": serve_logging(settings),
     }
 
 

@@ -48,7 +48,23 @@ def deploy_ray(settings: RaySettings) -> None:
             write_yaml(settings.rayservice_out, rayservice(settings))
             print(f"wrote {settings.rayservice_out}: kubectl apply -f {settings.rayservice_out}")
         return
+    setup_logs(settings)
     run(settings)
+
+
+def setup_logs(settings: RaySettings) -> None:
+    """This process's log lines as `dragoman serve`'s (--log-format); Ray's and Serve's
+    records here too with json: their loggers write text through handlers of their own (set
+    up as ray and ray.serve are imported) and do not propagate. The replicas' lines are
+    Serve's, in the format each deployment's logging_config gives (app.serve_logging)."""
+    from dragoman.logs import setup
+
+    setup(settings.log_format)  # before a local cluster starts: its processes take the env
+    if settings.log_format == "json":
+        for name in ("ray", "ray.serve"):
+            logger = logging.getLogger(name)
+            logger.handlers.clear()
+            logger.propagate = True
 
 
 def local_cpus(settings: RaySettings) -> int:
