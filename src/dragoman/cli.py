@@ -22,7 +22,8 @@ USAGE = """usage: dragoman COMMAND [options]
 commands:
   serve            run the translation API server
   translate TEXT   translate one text on the command line (--to fr --source en)
-  model prepare    assemble, verify and convert the embedded default model
+  model prepare    assemble, verify and convert the embedded default model; --verify
+                   hashes the prepared files again, --force makes them again
   model list       list the models dragoman can prepare
   route            proxy over several servers, by language pair and health
   deploy ray       run on Ray Serve (a deployment per model, autoscaled); --config-out FILE
@@ -82,9 +83,9 @@ def cmd_translate(args: list[str]) -> None:
 
 def cmd_model_prepare(args: list[str]) -> None:
     from dragoman.models.cli import run_prepare
-    from dragoman.settings import ModelSettings
+    from dragoman.settings import PrepareSettings
 
-    run_prepare(parse(ModelSettings, args, "dragoman model prepare"))
+    run_prepare(parse(PrepareSettings, args, "dragoman model prepare"))
 
 
 def cmd_model_list(args: list[str]) -> None:

@@ -169,6 +169,17 @@ class ModelSettings(_Base):
     resolves to."""
 
 
+class PrepareSettings(ModelSettings):
+    verify: bool = False
+    """Hash every prepared file of --model again (each weights form, the GGUF files) against
+    the digest recorded when it was made, and say which are bad (exit 1); start-up checks
+    sizes only. Nothing is made."""
+
+    force: bool = False
+    """Remove every prepared file of --model first, then prepare it as without the flag: a
+    file --verify calls bad, or one prepared by an older version (no digests), made again."""
+
+
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 
 

@@ -3,34 +3,87 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dragoman.errors import ConfigError
+from dragoman.errors import ConfigError, ModelError
 from dragoman.interrupts import stops_as_ctrl_c
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import is_prepared, model_dir, prepare
-from dragoman.settings import ModelSettings
+from dragoman.settings import ModelSettings, PrepareSettings
 from dragoman.writable import check_dir
 
 
-def run_prepare(settings: ModelSettings) -> None:
+def run_prepare(settings: PrepareSettings) -> None:
     """SIGTERM and SIGHUP (a supervisor's stop, an init container's deadline, a closed
     terminal) stop it as Ctrl-C does: its work directory is removed and it exits 130."""
+    if settings.verify and settings.force:
+        raise ConfigError("--verify and --force: one at a time (verify, then --force if bad)")
+    if settings.verify:
+        _verify(settings)
+        return
     with stops_as_ctrl_c():
         _prepare(settings)
 
 
-def _prepare(settings: ModelSettings) -> None:
-    console = Console(stderr=True)
+def _in_catalogue(settings: ModelSettings) -> None:
     if settings.model not in CATALOGUE:
         # wrong input, as a mistyped flag is (exit 2)
         raise ConfigError(
             f"{settings.model!r} is not in the catalogue ({', '.join(CATALOGUE)}); a local "
             "model directory needs no preparation (see `dragoman model list`)"
         )
+
+
+def _verify(settings: ModelSettings) -> None:
+    """Each prepared file hashed again, a line each on stdout (`ok` or `BAD` and why, with its
+    size and time); any bad: exit 1, saying what to run."""
+    from dragoman.models.verify import check, targets
+
+    _in_catalogue(settings)
+    found = targets(CATALOGUE[settings.model], settings.data_dir)
+    if not found:
+        raise ModelError(
+            f"{settings.model} is not prepared in {settings.data_dir}: nothing to verify; "
+            "run `dragoman model prepare`"
+        )
+    started = time.monotonic()
+    hashed = 0
+    states: Counter[str] = Counter()
+    for target in found:
+        begun = time.monotonic()
+        verdict = check(target)
+        states[verdict.state] += 1
+        size = target.path.stat().st_size if verdict.state == "ok" else 0
+        hashed += size
+        took = f"{size / 1e6:9.1f} MB {time.monotonic() - begun:6.1f} s"
+        if verdict.state == "ok":
+            print(f"ok   {took}  {verdict.path}", flush=True)
+        else:
+            print(f"BAD  {verdict.path}: {verdict.detail}", flush=True)
+    seconds = time.monotonic() - started
+    print(f"{states['ok']} of {len(found)} ok; {hashed / 1e6:.1f} MB hashed in {seconds:.1f} s")
+    wrong = [f"{states['bad']} bad"] if states["bad"] else []
+    if states["older"]:
+        wrong.append(f"{states['older']} prepared by an older version (no digests)")
+    if wrong:
+        raise ModelError(
+            f"{settings.model}: {' and '.join(wrong)} of {len(found)} checked: run "
+            f"`dragoman model prepare --force --model {settings.model}` to make them again"
+        )
+
+
+def _prepare(settings: PrepareSettings) -> None:
+    console = Console(stderr=True)
+    _in_catalogue(settings)
+    if settings.force:
+        from dragoman.models.verify import remove_prepared
+
+        for path in remove_prepared(CATALOGUE[settings.model], settings.data_dir):
+            console.print(f"removed {path}")
     from dragoman.engine.vllm_engine import weights_for
 
     weights = weights_for(settings)

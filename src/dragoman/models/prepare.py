@@ -25,6 +25,9 @@ from dragoman.models.gguf_forms import GgufForm, form_name, form_stem, requantiz
 log = logging.getLogger(__name__)
 
 READY_MARKER = ".dragoman-ready"
+DIGESTS = ".dragoman-sha256"
+"""Beside the marker: each file's sha256 as it was made (`sha256sum` lines, `sha256sum -c`
+reads them), for `model prepare --verify`; start-up checks the marker's sizes only."""
 _BLOCK = 8 << 20
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -278,10 +281,12 @@ def _remove_leftovers(models: Path, name: str) -> None:
 
 
 def _finish(out: Path, final: Path, sha256: str) -> None:
-    """Mark `out` complete, with the size of each of its files, and move it into place in one
-    rename."""
+    """Mark `out` complete, with the size and the digest of each of its files, and move it
+    into place in one rename."""
     files = sorted(f for f in out.rglob("*") if f.is_file())
     sizes = "".join(f"{f.stat().st_size}\t{f.relative_to(out)}\n" for f in files)
+    digests = "".join(f"{_sha256(f)}  {f.relative_to(out)}\n" for f in files)
+    (out / DIGESTS).write_text(digests)
     (out / READY_MARKER).write_text(f"{sha256}\n{sizes}")
     if final.exists():  # a stale, unfinished directory from an older layout
         shutil.rmtree(final)
@@ -323,6 +328,7 @@ def gguf_path(
         ready=lambda: _whole(final),
     )
     _sized(made).write_text(f"{made.stat().st_size}\n")
+    _checked(made).write_text(f"{_sha256(made)}\n")  # for `model prepare --verify`
     progress(f"re-encode as {form}", 1, 1)
     return made
 
@@ -366,6 +372,7 @@ def _made(
                         log.info("removing %s, an older form of the model", old)
                         old.unlink(missing_ok=True)
                         _sized(old).unlink(missing_ok=True)
+                        _checked(old).unlink(missing_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{final.name}-", dir=final.parent)
             os.close(fd)
             try:
@@ -395,7 +402,8 @@ def _cached_gguf(entry: CatalogueModel, data_dir: Path) -> Path | None:
 
 
 def _checked(gguf: Path) -> Path:
-    """The note of the checksum `gguf` was checked against."""
+    """The note of the checksum `gguf` was checked against (the shipped file), or had when it
+    was made (a re-encoded form)."""
     return gguf.with_name(f".{gguf.name}.sha256")
 
 

@@ -131,6 +131,7 @@ def test_gguf_path_makes_a_form_once_beside_the_shipped_file(
             ".tiny.gguf.sha256",
             f".{made.name}.lock",
             f".{made.name}.size",
+            f".{made.name}.sha256",  # its digest, for `model prepare --verify`
         ]
     )
     calls: list[object] = []

@@ -1,0 +1,150 @@
+"""`dragoman model prepare --verify` and `--force`. Start-up checks a prepared model's sizes
+only (a stat a file: hashing gigabytes at every start is too slow), so a file overwritten with
+other bytes of the same size passes it; `--verify` hashes every prepared file of a model again
+against the digest recorded when it was made, and `--force` removes them all so that they are
+made again."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from dragoman.models.catalogue import CatalogueModel
+from dragoman.models.gguf_forms import GgufForm, form_stem
+from dragoman.models.prepare import (  # the layout prepare.py writes
+    _BLOCK,
+    DIGESTS,
+    READY_MARKER,
+    _checked,
+    _disk_errors,
+    _locked,
+    _sized,
+    model_dir,
+)
+
+OLDER = "prepared by an older version: run `dragoman model prepare --force` to record digests"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A prepared file and the digest recorded for it (None: none recorded), or a whole
+    prepared directory that cannot be checked (`problem`)."""
+
+    path: Path
+    digest: str | None = None
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    path: Path
+    state: Literal["ok", "bad", "older"]  # older: no digest recorded to check against
+    detail: str = ""
+
+
+def _weights_dirs(entry: CatalogueModel, data_dir: Path) -> Iterator[tuple[str, Path]]:
+    from dragoman.models.quantize import FORMS
+
+    for weights in ("full", *FORMS):
+        yield weights, model_dir(data_dir, entry.name, weights)
+
+
+def _gguf_files(entry: CatalogueModel, data_dir: Path) -> list[Path]:
+    """The shipped GGUF kept for llama.cpp and every re-encoded form of it, as named now or by
+    an older recipe."""
+    models = data_dir / "models"
+    files = [models / entry.gguf_name]
+    for form in get_args(GgufForm):
+        if form != "shipped":
+            files += sorted(models.glob(f"{form_stem(entry.gguf_name, form)}*.gguf"))
+    return [f for f in files if f.is_file()]
+
+
+def targets(entry: CatalogueModel, data_dir: Path) -> list[Target]:
+    """What `--verify` hashes: each prepared weights directory's files, with the digests its
+    marker's sibling recorded, and the GGUF files (the shipped one against the catalogue's
+    checksum, a re-encoded form against the note written when it was made)."""
+    found: list[Target] = []
+    for _, path in _weights_dirs(entry, data_dir):
+        marker = path / READY_MARKER
+        if not marker.is_file():
+            continue  # not prepared in this form (or a run is making it)
+        try:
+            made_from = marker.read_text().splitlines()[0].strip()
+        except (OSError, ValueError, IndexError):
+            found.append(Target(path, problem=f"{READY_MARKER} is unreadable"))
+            continue
+        if made_from != entry.sha256:
+            found.append(Target(path, problem="prepared from an older catalogue file"))
+            continue
+        if not (path / DIGESTS).is_file():
+            found.append(Target(path, problem=OLDER))
+            continue
+        try:
+            lines = (path / DIGESTS).read_text().splitlines()
+        except (OSError, ValueError):
+            found.append(Target(path, problem=f"{DIGESTS} is unreadable"))
+            continue
+        for line in lines:
+            digest, _, name = line.partition("  ")
+            found.append(Target(path / name, digest))
+    for gguf in _gguf_files(entry, data_dir):
+        if gguf.name == entry.gguf_name:
+            found.append(Target(gguf, entry.sha256))
+        else:
+            note = _checked(gguf)
+            noted = note.read_text().strip() if note.is_file() else None
+            found.append(Target(gguf, noted, "" if noted else OLDER))
+    return found
+
+
+def check(target: Target) -> Verdict:
+    """`target` hashed again (in blocks: memory stays bounded whatever the file's size)."""
+    if target.problem:
+        return Verdict(target.path, "older" if target.problem == OLDER else "bad", target.problem)
+    digest = hashlib.sha256()
+    try:
+        with target.path.open("rb") as src:
+            while block := src.read(_BLOCK):
+                digest.update(block)
+    except FileNotFoundError:
+        return Verdict(target.path, "bad", "missing")
+    except OSError as exc:
+        return Verdict(target.path, "bad", f"unreadable: {exc.strerror or exc}")
+    if digest.hexdigest() != target.digest:
+        return Verdict(
+            target.path,
+            "bad",
+            f"sha256 {digest.hexdigest()[:16]}..., recorded {str(target.digest)[:16]}...",
+        )
+    return Verdict(target.path, "ok")
+
+
+def remove_prepared(entry: CatalogueModel, data_dir: Path) -> list[Path]:
+    """Every prepared file of `entry` under `data_dir` (each weights directory, the GGUF files
+    and their notes), removed under the model's lock; what a host needs is made again by
+    `model prepare`, and by `serve` as it starts. Returns what was removed."""
+    models = data_dir / "models"
+    if not models.is_dir():
+        return []
+    removed: list[Path] = []
+    with (
+        _disk_errors(f"cannot remove {entry.name} from {data_dir}"),
+        _locked(models / f".{entry.name}.lock"),
+    ):
+        for _, path in _weights_dirs(entry, data_dir):
+            if path.exists():
+                (path / READY_MARKER).unlink(missing_ok=True)  # not ready, even half gone
+                shutil.rmtree(path)
+                removed.append(path)
+        for gguf in _gguf_files(entry, data_dir):
+            with _locked(models / f".{gguf.name}.lock"):
+                gguf.unlink()  # first: a note left alone says nothing of a missing file
+                for note in (_checked(gguf), _sized(gguf)):
+                    note.unlink(missing_ok=True)
+            removed.append(gguf)
+    return removed
