@@ -37,11 +37,20 @@ _BASE = r"""
 # such a run (`_LONG_RUN`): tried at every word, it made a 10 KB text's mask twice as slow.
 # Not words joined by hyphens, each letters, digits or both in turn (`40-Tonnen-Lkw-...-ab-2025`,
 # `state-of-the-art-...-v2`, `1990s`, `MP3`, `H2O`): a hyphenated compound is text to translate.
+# Its edges are no word character, but for the letters of scripts written without spaces
+# (Chinese, Japanese, Thai; Korean's particles), which a key stands right beside
+# ("密钥是abc...XYZ请保存"): a Latin, Cyrillic or Greek letter there is a word the run is part of.
 _WORD = r"(?>[A-Za-z]*[0-9]*[A-Za-z]*)"
+_UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3040-\u30ff"
+    "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
+    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_EDGE = rf"[^\W{_UNSPACED}]|[+/=-]"
 _RUN = rf"""
-    | (?<![\w+/=-]) (?=[A-Za-z+/_-]*[0-9]) (?=[0-9+/_-]*[A-Za-z])
-      (?!{_WORD}(?:-{_WORD})+(?![\w+/=-]))
-      [A-Za-z0-9+/_-]{{40,}}={{0,2}}(?![\w+/=-])
+    | (?<!{_EDGE}) (?=[A-Za-z+/_-]*[0-9]) (?=[0-9+/_-]*[A-Za-z])
+      (?!{_WORD}(?:-{_WORD})+(?!{_EDGE}))
+      [A-Za-z0-9+/_-]{{40,}}={{0,2}}(?!{_EDGE})
 """
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{40}")
 # In plain text, also what reads as our own inline markers (markup/markers.py).

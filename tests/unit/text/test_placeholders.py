@@ -216,6 +216,38 @@ def test_hyphenated_words_with_a_digit_are_no_long_run() -> None:
     assert mask(f"The key {key} is here.").originals == (key,)
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("密钥是", "请保存"),
+        ("キーは", "です"),
+        ("키는", "입니다"),
+        ("รหัสคือ", "ครับ"),
+        ("鍵：", "。"),
+    ],
+)
+def test_a_long_run_right_beside_unspaced_script_is_masked(before: str, after: str) -> None:
+    """Chinese, Japanese and Thai put no space around a key (nor Korean before its particle):
+    their letters are word characters, so the run's edge failed and the key went to the model."""
+    key = "abc123DEF456ghi789JKL012mno345PQR678stu901VWX234yz"
+    m = mask(f"{before}{key}{after}")
+    assert (m.text, m.originals) == (f"{before}{{1}}{after}", (key,))
+    assert mask(f"<g1>{before}</g1>{key}{after}", markup=True).originals == (key,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "xéabc123DEF456ghi789JKL012mno345PQR678stu901VWX234yz",  # inside Latin words
+        "abc123DEF456ghi789JKL012mno345PQR678stu901VWX234yzé",
+        "Ключabc123DEF456ghi789JKL012mno345PQR678stu901VWX234yz",
+        "40-Tonnen-Lkw-Fahrverbot-an-Sonntagen-und-Feiertagen-ab-2025では",  # still a compound
+    ],
+)
+def test_a_run_inside_a_word_of_a_spaced_script_stays_text(text: str) -> None:
+    assert mask(text).originals == ()
+
+
 def test_a_long_run_is_one_unit_whatever_its_length() -> None:
     blob = base64.b64encode(bytes(range(256)) * 15).decode()
     text = f"See {blob} here. And then another sentence follows."
