@@ -378,8 +378,9 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     request, so a text may be far longer than the model's context."""
 
     max_unit_chars: int = Field(default=300, ge=20)
-    """Longest piece of a text sent as one engine request: longer sentences are cut at a
-    clause mark or a space (never refused for their length)."""
+    """Longest piece of a text sent as one engine request, a placeholder other than code
+    counted as the token the model gets (`{1}`): longer sentences are cut at a clause mark or
+    a space (never refused for their length)."""
 
     min_split_chars: int = Field(default=200, ge=0)
     """Texts up to this long with no newline are translated whole; longer ones sentence by

@@ -4,8 +4,9 @@ back together with the original whitespace, newlines and paragraph breaks.
 
 Modes, as DeepL's `split_sentences`: "1" splits at sentence ends and newlines, "nonewlines" at
 sentence ends only (a newline inside a sentence stays inside it), "0" not at all. In every mode
-a piece longer than `max_chars` is cut further (at a clause mark, else a space, else anywhere):
-a long sentence is never refused for its length. Texts up to `min_chars` with no newline stay
+a piece longer than `max_chars` is cut further (at a clause mark, else a space, else anywhere;
+never inside a placeholder, which but for code counts as the `{1}` the model gets for it): a
+long sentence is never refused for its length. Texts up to `min_chars` with no newline stay
 one piece whatever the mode: a short UI string keeps its context."""
 
 from __future__ import annotations
@@ -119,6 +120,54 @@ def _cut(
     return parts
 
 
+def _cut_masked(core: str, max_chars: int, whole: Spans, origin: int) -> list[str]:
+    """`core` in parts as `_cut` makes them, each placeholder counted at the length of the
+    token the model gets for it (`{1}`, `{2}`, numbered in `core`: a part's own numbers are no
+    longer) rather than its own: a sentence around a 5,000-character key was cut into three
+    requests, the key's `{1}` alone in one, where the model sees 100 characters. Fenced and
+    inline code count at their length: their backticks may pair otherwise in a part than in
+    the whole text, and each part is masked on its own; the other placeholders are found in
+    a part as in the whole text, or inside a larger one. None is cut. An empty list when
+    `core` fits in `max_chars` counted so."""
+    end = origin + len(core)
+    first = bisect_left(whole, (origin,))
+    last = bisect_left(whole, (end,), first)
+    if first == last or whole[last - 1][1] > end or (first and whole[first - 1][1] > origin):
+        # none inside, or one across an end of `core` (kept whole by `_cut` as before)
+        return _cut(core, max_chars, whole=whole, origin=origin)
+    # The core as the model sees it, and where each of the spans stands in it.
+    parts: list[str] = []
+    kept: list[tuple[int, int]] = []  # tokens, and spans counted at their length
+    saved: list[int] = []  # characters saved by each of them and those before it
+    at, size, gained, n = origin, 0, 0, 0
+    for a, b in whole[first:last]:
+        if core[a - origin] not in "`~":
+            n += 1
+            token = f"{{{n}}}"
+        else:
+            token = core[a - origin : b - origin]
+        parts += (core[at - origin : a - origin], token)
+        size += a - at
+        kept.append((size, size + len(token)))
+        size += len(token)
+        gained += b - a - len(token)
+        saved.append(gained)
+        at = b
+    parts.append(core[at - origin :])
+    compact = "".join(parts)
+    if len(compact) <= max_chars:
+        return []
+    # `_cut` cuts inside none of them: each cut is back in `core` past those before it.
+    out, start, stop = [], 0, 0
+    for part in _cut(compact, max_chars, whole=kept):
+        stop += len(part)
+        k = bisect_left(kept, (stop,))  # the spans that end at or before the cut
+        cut = stop + (saved[k - 1] if k else 0)
+        out.append(core[start:cut])
+        start = cut
+    return out
+
+
 def _character_start(core: str, base: int, at: int) -> int:
     """`at` (a hard cut from `base`) moved back to where the user-perceived character (the
     extended grapheme cluster) it falls in starts: a cut between a letter and its accent,
@@ -218,7 +267,10 @@ def split(
             pieces.append(piece)
             continue
         origin = at - len(raw) + len(piece.lead)
-        parts = _cut(piece.core, max_chars, whole=whole, origin=origin)
+        parts = _cut_masked(piece.core, max_chars, whole, origin)
+        if not parts:  # it fits once its placeholders are counted as the model sees them
+            pieces.append(piece)
+            continue
         for i, part in enumerate(parts):
             cut = _piece(part)
             lead = (piece.lead if i == 0 else "") + cut.lead

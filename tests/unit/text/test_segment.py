@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dragoman.text import segment
-from dragoman.text.placeholders import spans
+from dragoman.text.placeholders import mask, spans
 from dragoman.text.segment import join, split
 
 DOC = (
@@ -191,6 +191,42 @@ def test_a_placeholder_is_never_cut(text: str) -> None:
     max_chars=st.integers(20, 300),
 )
 def test_pieces_hold_whole_placeholders(text: str, mode: str, max_chars: int) -> None:
+    assert held_whole(text, max_chars, mode)
+
+
+KEY = "dGhpcyBpcyBhIGtleSBvZiBzb21lIGxlbmd0aCAxMjM0NTY3ODkwIGZvciB0ZXN0aW5nIGl0" * 8
+
+
+def test_a_placeholder_counts_as_the_token_the_model_gets() -> None:
+    """A sentence around a 576-character key was cut into three requests, the key's `{1}`
+    alone in one: the model sees 100 characters. Counted as its token, the key is no reason
+    to cut; text longer than a piece besides it still is cut, never inside it."""
+    sentence = f"Please copy the access key {KEY} into the settings field and restart the app."
+    assert cores(sentence, max_chars=120) == [sentence]
+    long = ", ".join(f"clause number {i} of the sentence" for i in range(8)) + f" {KEY} end."
+    parts = cores(long, max_chars=120)
+    assert len(parts) > 1 and sum(KEY in p for p in parts) == 1
+    assert all(len(mask(p).text) <= 120 for p in parts)
+    assert held_whole(long, 120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            [*"ab.,;:\n。", "word", "密钥", "Dr.", URL, "`a b, c`", "%(name)s", ":smile:", KEY]
+        ),
+        max_size=120,
+    ).map(" ".join),  # apart: a key glued to another placeholder is no key in the whole text
+    mode=st.sampled_from(["0", "1", "nonewlines"]),
+    max_chars=st.integers(20, 300),
+)
+def test_each_piece_fits_as_the_model_sees_it(text: str, mode: str, max_chars: int) -> None:
+    """Every piece fits in `max_chars` with its placeholders counted as their tokens (as its
+    own mask finds them), and its placeholders are whole."""
+    pieces = split(text, "en", mode, max_chars=max_chars)  # type: ignore[arg-type]
+    assert join(pieces, [p.core for p in pieces if p.core]) == text
+    assert all(len(mask(p.core).text) <= max_chars for p in pieces)
     assert held_whole(text, max_chars, mode)
 
 
