@@ -1030,3 +1030,60 @@ def test_an_html_fragment_keeps_its_head_and_body_as_given(text: str) -> None:
     assert (out, repairs) == (text, [])
     out, _ = markup.rebuild(["Bonjour le monde"] * len(markup.units))
     assert out == text.replace("Hello world", "Bonjour le monde")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<p>Hello world</p><body class="x" id="b"><p>Hello world</p></body><p>Hello world</p>',
+        '<body class="x"><p>Hello world</p></body><p>Hello world</p>',
+        '<head><title>Hello world</title></head><body class="x"><p>Hello world</p></body>\n'
+        "<p>Hello world</p>",
+        '<div>Hello world</div><head><meta charset="utf-8"></head><p>Hello world</p>',
+        '<BODY Class="x"><p>Hello world</p></BODY>\n',
+        # the stand-in's name in the text: another one is taken
+        '<p>dragoman-body</p><body id="a"><p>Hello world</p></body><p>Hello world</p>',
+        '<p title="<body>">Hello world</p><body lang="en">Hello world</body>',
+    ],
+)
+def test_a_fragments_head_and_body_stay_where_given(text: str) -> None:
+    """A <body> inside a fragment was dropped with its attributes (libxml2 allows none where a
+    fragment is parsed), and content after a </body> the fragment starts with was moved into
+    the body: each tag now stays where the text has it, attributes and all."""
+    markup = parse_html(text)
+    expected = text.replace("BODY Class", "body class").replace("/BODY", "/body")
+    expected = expected.replace('"<body>"', '"&lt;body&gt;"')  # lxml's escape
+    assert markup.rebuild(markup.units) == (expected, [])
+    out, _ = markup.rebuild([u.replace("Hello world", "Bonjour") for u in markup.units])
+    assert out == expected.replace("Hello world", "Bonjour")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<head><title>T</title><p>Hi</p>", "<head><title>T</title></head><p>Hi</p>"),
+        (
+            '<head><title>T</title><body class="x"><p>Hi</p>',
+            '<head><title>T</title></head><body class="x"><p>Hi</p></body>',
+        ),
+        ("<head><title>T</title>Loose text", "<head><title>T</title></head>Loose text"),
+        (
+            "<head><title>A</title><head><title>B</title><p>C</p>",
+            "<head><title>A</title></head><head><title>B</title></head><p>C</p>",
+        ),
+    ],
+)
+def test_a_head_left_open_ends_where_a_browser_ends_it(text: str, expected: str) -> None:
+    markup = parse_html(text)
+    assert markup.rebuild(markup.units) == (expected, [])
+
+
+def test_many_heads_and_bodies_in_a_fragment_are_no_deep_nesting() -> None:
+    """Each starts after the one before ends (a browser merges them): nested as written,
+    a thousand of them would pass the parser's depth and be refused. The old reading kept
+    one of them."""
+    for tag in ("body", "head"):
+        markup = parse_html(f"<{tag}>" * 1000 + "<p>Hi</p>")
+        out, _ = markup.rebuild(markup.units)
+        assert out.count(f"<{tag}>") == out.count(f"</{tag}>") == 1000
+        assert out.endswith("<p>Hi</p>" + ("</body>" if tag == "body" else ""))

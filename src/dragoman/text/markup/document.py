@@ -27,7 +27,7 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.letters import unused_private_char
-from dragoman.text.markup import _void
+from dragoman.text.markup import _parts, _void
 from dragoman.text.markup._ends import copy_tree, html_trail, xml_trail
 from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
 from dragoman.text.markup.markers import (
@@ -76,19 +76,8 @@ _ONLY_ENDS = re.compile(
     r"(?:\s++|<!--(?>.*?-->)|</(?:body|html)\s*>)*+\Z", re.IGNORECASE | re.DOTALL
 )
 _XHTML = re.compile(r"<(?:html|!doctype\s+html)(?=[\s/>])", re.IGNORECASE)
-# ... or a document's parts without their <html>: a <head> or <body> first, whose attributes a
-# fragment's parse (inside a <body> of ours) dropped with the tag.
 _DOCUMENT = re.compile(
-    r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html|head|body)(?=[\s/>])",
-    re.IGNORECASE | re.DOTALL,
-)
-# A text's own <body> start tag, stepped over as `_ENDS` does: one in a comment, a script or an
-# attribute value (`<!-- <body> -->`) is none.
-_TAGS = re.compile(
-    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b"
-    r"(?>.*?(?:</\1\s*>|\Z))"
-    r"|<!--(?>.*?(?:-->|\Z))"
-    r"|<([a-zA-Z][^\s/>]*+)(?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?",
+    r"\ufeff?(?:\s++|<!--(?>.*?-->)|<\?xml\s[^>]*+>)*+<(!doctype|html)(?=[\s/>])",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -167,21 +156,25 @@ class Markup:
 
 
 def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
-    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html` (a `<head>`
-    or `<body>` first: the document's parts, written back without an `<html>`). Malformed
+    """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html` (a
+    fragment's own `<head>` and `<body>` tags are kept where they stand: `_parts`). Malformed
     HTML is repaired by the parser; only HTML nested deeper than MAX_HTML_DEPTH elements (the
     parser's limit, past which it drops content) raises `InvalidRequest`. The content of
     `script style code pre kbd samp var textarea svg math` is kept verbatim (their own
     `title`/`placeholder` are still translated); elements with `translate="no"`, class
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
-    source = _early_ends(_SURROGATE.sub("\ufffd", text))  # libxml2 would drop the whole text
-    voids = _void.may_hold(source)
-    if voids:
-        source = _void.self_close(source)
+    source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
     head = _DOCUMENT.match(source)
     if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
         head = None  # XML sent as HTML: a fragment, as it always was
+    parts = ""
+    if not head:
+        source, parts = _parts.stand_in(source)
+    source = _early_ends(source)
+    voids = _void.may_hold(source)
+    if voids:
+        source = _void.self_close(source)
     # What comes before a document's DOCTYPE or <html> (a byte order mark, spaces, comments) is
     # never translated and is written back as sent: lxml would drop the mark and write the
     # comments after the DOCTYPE.
@@ -193,14 +186,14 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             parsed = etree.fromstring(source[len(before) :], parser)
             root = None if parsed is None else parsed.getroottree()
             # without a DOCTYPE, lxml would write its HTML 4.0 one: written without one
-            kind = _KINDS[head.group(1).lower()]
-            if kind == "html-parts" and root is not None and not _has_body(source):
-                _unwrap(root.getroot().find("body"))  # the parser's, not the text's
+            kind = "html-element" if head.group(1).lower() == "html" else "html-document"
         else:
             # no closing tags after the text: a tag or comment left open at its end would
             # swallow them
             root = etree.fromstring(f"<html><body>{source}", parser).find("body")
             kind = "html-fragment"
+            if root is not None:
+                _parts.restore(root, parts)
     except (etree.ParserError, ValueError):
         root = None
     if any(e.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT for e in parser.error_log):
@@ -219,45 +212,10 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     return _extract(text, root, kind, extractor, before, raw, mark, trail)
 
 
-_KINDS = {
-    "!doctype": "html-document",
-    "html": "html-element",
-    "head": "html-parts",
-    "body": "html-parts",
-}
-
-
-def _has_body(source: str) -> bool:
-    """Whether `source` has a <body> start tag of its own (not in a comment, script or value)."""
-    return any((m.group(2) or "").lower() == "body" for m in _TAGS.finditer(source))
-
-
-def _unwrap(node: Any) -> None:
-    """`node`'s text and children in its place (the <body> the parser put around what
-    follows a <head> when the text has none)."""
-    if node is None:
-        return
-    parent, before = node.getparent(), node.getprevious()
-    children = list(node)
-    if before is not None:
-        before.tail = (before.tail or "") + (node.text or "")
-    else:
-        parent.text = (parent.text or "") + (node.text or "")
-    last = children[-1] if children else before
-    if node.tail and last is not None:
-        last.tail = (last.tail or "") + node.tail
-    elif node.tail:
-        parent.text = (parent.text or "") + node.tail
-    at = parent.index(node)
-    parent.remove(node)
-    for k, child in enumerate(children):
-        parent.insert(at + k, child)
-
-
 def _early_ends(source: str) -> str:
     """`source` without its `</body>` and `</html>` end tags when content follows them:
-    libxml2 drops everything after `</html>` (a page's closing scripts) and a fragment's
-    content after `</body>` was never written, where a browser puts both in the body. End
+    libxml2 drops everything after `</html>` (a page's closing scripts), where a browser puts
+    it in the body (a fragment's `</body>` is a stand-in's by now, `_parts`, and stays). End
     tags inside comments and raw-text elements (a script's strings) are text, not tags."""
     if "</" not in source or not _MAY_END.search(source):
         return source
@@ -481,10 +439,6 @@ def _serialize(root: Any, kind: str) -> str:
     if kind == "html-element":  # comments around the element kept, no DOCTYPE invented
         out = str(etree.tostring(root, encoding="unicode", method="html", doctype=""))
         return out.removeprefix("\n")
-    if kind == "html-parts":  # the <head> and <body> as given, without the <html> around them
-        top = root.getroot()
-        out = str(etree.tostring(top, encoding="unicode", method="html", with_tail=False))
-        return out.removeprefix("<html>").removesuffix("</html>")
     if kind == "html-fragment":
         root.attrib.clear()
         out = str(etree.tostring(root, encoding="unicode", method="html", with_tail=False))

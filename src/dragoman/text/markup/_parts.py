@@ -1,0 +1,120 @@
+"""A fragment's own `<head>` and `<body>` tags, kept where the text has them. A fragment is
+parsed inside a `<body>` of ours, where libxml2 drops a `<head>` or `<body>` tag with its
+attributes (`<p>a</p><body class="x">` came back `<p>a</p>`) and, in a text that starts with
+one, read as a document, put what follows `</body>` inside the body. Each is renamed to a
+stand-in element before the parse and back after it: an element of the tree like any other,
+written back where it stood, with its attributes and its end tag."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_MAY_HOLD = re.compile(r"</?(?:head|body)[\s/>]", re.IGNORECASE)
+# The text's own head and body tags, start or end, stepped over as `_early_ends` steps: one in
+# a comment, a raw-text element (a script's string) or an attribute value is none.
+_TAGS = re.compile(
+    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b"
+    r"(?>.*?(?:</\1\s*>|\Z))"
+    r"|<!--(?>.*?(?:-->|\Z))"
+    r"|</?(head|body)(?=[\s/>])(?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?"
+    r"|<[a-zA-Z](?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?",
+    re.IGNORECASE | re.DOTALL,
+)
+# What a <head> holds (HTML's "in head" mode); anything else ends one left open.
+_HEAD_CONTENT = frozenset(
+    {
+        "base",
+        "basefont",
+        "bgsound",
+        "link",
+        "meta",
+        "noframes",
+        "noscript",
+        "script",
+        "style",
+        "template",
+        "title",
+    }
+)
+_SPACES = " \t\n\f\r"
+_OPEN = "-open"  # a <head> the text does not close
+
+
+def stand_in(source: str) -> tuple[str, str]:
+    """`source` with its own head and body tags renamed (`<body class="x">` to
+    `<dragoman-body class="x">`), and the stand-ins' prefix ("" when it has none). A head
+    with no end tag of its own before the next head or the end is marked open. A head or body
+    that starts while one is open ends that one first, as a browser reads it (it merges the
+    two): nested, thousands of them went past the parser's depth."""
+    if not _MAY_HOLD.search(source):
+        return source, ""
+    found = [m for m in _TAGS.finditer(source) if m.group(2)]
+    if not found:
+        return source, ""
+    lowered = source.lower()
+    n = 0
+    while f"dragoman{n or ''}-" in lowered:
+        n += 1
+    prefix = f"dragoman{n or ''}-"
+    names = [prefix + m.group(2).lower() for m in found]
+    ends = [""] * len(found)  # an end tag put before each, for the one it finds open
+    open_: dict[str, int] = {}  # "head" or "body" -> the index of the one open
+    for i, m in enumerate(found):
+        tag = m.group(2).lower()
+        if m.group().startswith("</"):
+            open_.pop(tag, None)
+            continue
+        if tag in open_:
+            before = open_[tag]
+            if tag == "head":
+                names[before] += _OPEN
+            ends[i] = f"</{names[before]}>"
+        open_[tag] = i
+    if "head" in open_:
+        names[open_["head"]] += _OPEN
+    out: list[str] = []
+    at = 0
+    for m, name, end in zip(found, names, ends, strict=True):
+        out += (source[at : m.start()], end, source[m.start() : m.start(2)], name)
+        at = m.end(2)
+    out.append(source[at:])
+    return "".join(out), prefix
+
+
+def restore(top: Any, prefix: str) -> None:
+    """The stand-ins in `top` named `head` and `body` again; a head the text left open ends
+    where a browser ends it, before the first thing a head cannot hold."""
+    if not prefix:
+        return
+    names = (prefix + "head", prefix + "head" + _OPEN, prefix + "body")
+    for node in list(top.iter(*names)):
+        if node.tag.endswith(_OPEN):
+            _end(node)
+        node.tag = node.tag[len(prefix) :].removesuffix(_OPEN)
+
+
+def _end(head: Any) -> None:
+    """`head`'s children from the first a head cannot hold (or text that is not space) on,
+    moved after it."""
+    text = None  # text that ends the head, moved out with what follows it
+    keep = len(head)
+    if head.text and head.text.strip(_SPACES):
+        text, head.text, keep = head.text, None, 0
+    else:
+        for i, child in enumerate(head):
+            if isinstance(child.tag, str) and child.tag.lower() not in _HEAD_CONTENT:
+                keep = i
+                break
+            if child.tail and child.tail.strip(_SPACES):
+                text, child.tail, keep = child.tail, None, i + 1
+                break
+    rest = head[keep:]
+    if text is None and not rest:
+        return
+    tail, head.tail = head.tail, text
+    for child in reversed(rest):  # with its tail; no search for the head's place (quadratic)
+        head.addnext(child)
+    if tail:
+        last = rest[-1] if rest else head
+        last.tail = (last.tail or "") + tail
