@@ -61,9 +61,19 @@ def decode(key: bytes, value: object) -> str | None:
         return None
 
 
+# The client also takes a password from the query (`unix:///run/valkey.sock?password=...`,
+# as its docs show), not only before the host.
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def redact(url: str) -> str:
     """The URL with its credentials hidden, for logs."""
-    return re.sub(r"//[^@/]*@", "//***@", url)
+    return _QUERY_PASSWORD.sub(r"\1***", re.sub(r"//[^@/]*@", "//***@", url))
+
+
+def has_password(url: str | None) -> bool:
+    """Whether a store URL holds a password (before the host, or in the query)."""
+    return url is not None and redact(url) != url
 
 
 class SharedStore:

@@ -379,3 +379,15 @@ def test_the_glossary_note_says_when_pods_keep_glossaries_apart() -> None:
     note = glossary_note(settings(cache_url="redis://valkey:6379/0"), 2)
     assert note is not None and "--glossary-url" in note and "--cache-url store" in note
     assert glossary_note(settings(glossary_url="redis://valkey:6379/0"), 2) is None
+
+
+def test_a_store_url_with_its_password_in_the_query_comes_from_the_secret() -> None:
+    """The client takes a password from the query too (`?password=`): such a URL was written
+    into the manifests in plain text."""
+    url = "unix:///run/valkey.sock?db=0&password=hunter2"
+    s = settings(cache_url=url, glossary_url=url)
+    assert "hunter2" not in yaml.safe_dump_all(objects(s))
+    assert {"cache-url", "glossary-url"} <= set(s.required_keys)
+    refs = _secret_refs(s)
+    assert refs["DRAGOMAN_GLOSSARY_URL"]["key"] == "glossary-url"
+    assert refs["DRAGOMAN_CACHE_URL"]["key"] == "cache-url"

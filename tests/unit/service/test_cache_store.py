@@ -67,6 +67,13 @@ def test_redact_hides_credentials() -> None:
     assert redact("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
 
 
+def test_redact_hides_a_password_in_the_query() -> None:
+    """The client takes `?password=` too (a unix socket's URL has no place before a host)."""
+    url = "unix:///run/valkey.sock?db=0&password=hunter2"
+    assert redact(url) == "unix:///run/valkey.sock?db=0&password=***"
+    assert redact("redis://cache:6379/0?Password=hunter2&db=1").endswith("=***&db=1")
+
+
 async def test_a_value_round_trips_with_a_ttl_under_a_hashed_key(
     store: Store, raw: Redis, metrics: Metrics
 ) -> None:

@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
 from dragoman.deploy.groups import model_groups as groups_of
+from dragoman.service.cache_store import has_password
 from dragoman.settings import ServeSettings
 
 DATA_DIR = "/var/lib/dragoman"
@@ -22,13 +22,6 @@ DATA_DIR = "/var/lib/dragoman"
 _NOT_COPIED = {"host", "port", "data_dir", "models", "model", "languages", "api_keys_file"}
 STORE_URLS = {"cache_url": "cache-url", "glossary_url": "glossary-url"}
 """Store URLs, by their entry in the keys Secret: one with a password comes from there."""
-
-
-def has_password(url: str | None) -> bool:
-    try:
-        return bool(url) and urlsplit(url).password is not None
-    except ValueError:  # a port that is no number: the server says so at start
-        return False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from dragoman import __version__
-from dragoman.deploy.k8s.groups import STORE_URLS, has_password
+from dragoman.deploy.k8s.groups import STORE_URLS
+from dragoman.service.cache_store import has_password
 from dragoman.settings import ServeSettings
 
 
