@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import ahocorasick
 
@@ -247,6 +247,31 @@ class Glossary:
     owner: str | None = None
     """The key that made it (its digest); None when keys are off."""
 
+    def summary(self) -> Summary:
+        return Summary(
+            self.glossary_id,
+            self.name,
+            self.source_lang,
+            self.target_lang,
+            self.creation_time,
+            len(self.entries),
+            self.owner,
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A glossary as a list shows it, without its entries: a list of 100 glossaries of 5,000
+    long entries would otherwise read and parse over a GB."""
+
+    glossary_id: str
+    name: str
+    source_lang: str
+    target_lang: str
+    creation_time: str
+    entry_count: int
+    owner: str | None = None
+
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -277,7 +302,10 @@ def is_id(glossary_id: str) -> bool:
     return _ID.fullmatch(glossary_id) is not None
 
 
-def oldest_first(glossaries: Iterable[Glossary]) -> list[Glossary]:
+_Listed = TypeVar("_Listed", Glossary, Summary)
+
+
+def oldest_first(glossaries: Iterable[_Listed]) -> list[_Listed]:
     return sorted(glossaries, key=lambda g: (g.creation_time, g.glossary_id))
 
 
@@ -293,14 +321,34 @@ def from_json(text: str | bytes, glossary_id: str) -> Glossary:
         g = Glossary(**{**raw, "entries": tuple((s, t) for s, t in raw["entries"])})
     except (TypeError, KeyError) as exc:
         raise ValueError(f"not a glossary: {exc!r}") from None
+    _check(g, glossary_id)
+    if not all(isinstance(v, str) for pair in g.entries for v in pair):
+        raise ValueError("its entries are not text")
+    return g
+
+
+def summary_to_json(s: Summary) -> str:
+    return json.dumps(asdict(s))
+
+
+def summary_from_json(text: str | bytes, glossary_id: str) -> Summary:
+    """The summary `summary_to_json` wrote for `glossary_id`; ValueError for anything else."""
+    try:
+        s = Summary(**json.loads(text))
+    except TypeError as exc:
+        raise ValueError(f"not a glossary's summary: {exc!r}") from None
+    _check(s, glossary_id)
+    if type(s.entry_count) is not int:
+        raise ValueError("its entry count is not a number")
+    return s
+
+
+def _check(g: Glossary | Summary, glossary_id: str) -> None:
     texts = (g.glossary_id, g.name, g.source_lang, g.target_lang, g.creation_time)
     if g.glossary_id != glossary_id or not all(isinstance(v, str) for v in texts):
         raise ValueError("not this id's glossary")
-    if not (g.owner is None or isinstance(g.owner, str)) or not all(
-        isinstance(v, str) for pair in g.entries for v in pair
-    ):
-        raise ValueError("its owner or entries are not text")
-    return g
+    if not (g.owner is None or isinstance(g.owner, str)):
+        raise ValueError("its owner is not text")
 
 
 class Glossaries(Protocol):
@@ -317,8 +365,8 @@ class Glossaries(Protocol):
         self, name: str, source: str, target: str, entries: Terms, owner: str | None
     ) -> Glossary: ...
 
-    async def owned(self, owner: str | None) -> list[Glossary]:
-        """`owner`'s glossaries, oldest first."""
+    async def owned(self, owner: str | None) -> list[Summary]:
+        """`owner`'s glossaries, oldest first, without their entries."""
 
     async def get(self, glossary_id: str, owner: str | None) -> Glossary:
         """The glossary, if `owner` made it: another key's is not found, as one never made."""

@@ -19,6 +19,7 @@ from dragoman.service.glossary import (
     MAX_GLOSSARIES,
     Glossary,
     GlossaryStoreFailed,
+    Summary,
     from_json,
     is_id,
     made,
@@ -62,15 +63,15 @@ class GlossaryStore:
     ) -> Glossary:
         g = made(name, source, target, entries, owner)
         with self._editing():
-            if len(self.owned(owner)) >= MAX_GLOSSARIES:
+            if sum(g.owner == owner for g in self._all()) >= MAX_GLOSSARIES:
                 raise too_many()
             self._write(g)
             self._loaded[g.glossary_id] = g
         return g
 
-    def owned(self, owner: str | None) -> list[Glossary]:
+    def owned(self, owner: str | None) -> list[Summary]:
         """`owner`'s glossaries, oldest first."""
-        return oldest_first(g for g in self._all() if g.owner == owner)
+        return oldest_first(g.summary() for g in self._all() if g.owner == owner)
 
     def get(self, glossary_id: str, owner: str | None = None) -> Glossary:
         """The glossary, if `owner` made it: another key's is not found, as one never made."""
@@ -206,7 +207,7 @@ class FileGlossaries:
     ) -> Glossary:
         return await asyncio.to_thread(self.files.create, name, source, target, entries, owner)
 
-    async def owned(self, owner: str | None) -> list[Glossary]:
+    async def owned(self, owner: str | None) -> list[Summary]:
         return await asyncio.to_thread(self.files.owned, owner)
 
     async def get(self, glossary_id: str, owner: str | None) -> Glossary:

@@ -3,9 +3,10 @@ given the same store shares them without a shared volume, and they outlive any s
 
 Keys: `dragoman:g:<id>` a glossary (its JSON in the cache store's envelope: a version byte and
 a checksum bound to the id, so a corrupt or moved value reads as none), `dragoman:g:by:<key
-digest>` the ids a key made (`-` with keys off), `dragoman:g:store-id` the store's identity,
-made by the first server (SET NX) and read by the others. A glossary is made by one script
-that counts the key's glossaries and writes it, so the bound per key holds over every server.
+digest>` a hash of the glossaries a key made (`-` with keys off), each id to its summary (what
+a list shows: a list reads no entries), `dragoman:g:store-id` the store's identity, made by
+the first server (SET NX) and read by the others. A glossary is made by one script that counts
+the key's glossaries and writes it, so the bound per key holds over every server.
 
 Each server parses a glossary once and keeps it (glossaries are never edited, only deleted);
 every later use asks the store only whether it still exists, so one deleted through any server
@@ -21,8 +22,8 @@ import functools
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from dragoman.engine.protocol import Terms
 from dragoman.service.cache_store import decode, encode, redact
@@ -31,11 +32,14 @@ from dragoman.service.glossary import (
     MAX_GLOSSARIES,
     Glossary,
     GlossaryStoreFailed,
+    Summary,
     from_json,
     is_id,
     made,
     not_found,
     oldest_first,
+    summary_from_json,
+    summary_to_json,
     to_json,
     too_many,
 )
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 log = logging.getLogger(__name__)
+_Read = TypeVar("_Read", Glossary, Summary)
 
 PREFIX = "dragoman:g:"
 STORE_ID = PREFIX + "store-id"
@@ -57,28 +62,30 @@ MAX_KEPT_TERMS = 100_000
 # deleted by hand, or evicted), and stores the new one only under the bound.
 _CREATE = """
 local n = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('EXISTS', ARGV[4] .. id) == 1 then
+for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[5] .. id) == 1 then
     n = n + 1
   else
-    redis.call('SREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[1], id)
   end
 end
 if n >= tonumber(ARGV[1]) then
   return 0
 end
 redis.call('SET', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[4])
 return 1
 """
 
 
 def _made(
     name: str, source: str, target: str, entries: Terms, owner: str | None
-) -> tuple[Glossary, bytes]:
-    """A new glossary and its value (5,000 long entries: ~50 ms, in a thread)."""
+) -> tuple[Glossary, bytes, bytes]:
+    """A new glossary, its value and its summary's (5,000 long entries: ~50 ms, in a
+    thread)."""
     g = made(name, source, target, entries, owner)
-    return g, encode(g.glossary_id.encode(), to_json(g))
+    key = g.glossary_id.encode()
+    return g, encode(key, to_json(g)), encode(key, summary_to_json(g.summary()))
 
 
 def _key(glossary_id: str) -> str:
@@ -128,35 +135,37 @@ class SharedGlossaries:
         self, name: str, source: str, target: str, entries: Terms, owner: str | None
     ) -> Glossary:
         new = functools.partial(_made, name, source, target, entries, owner)
-        g, value = await asyncio.to_thread(new) if len(entries) >= BUILT_OFF_LOOP else new()
+        g, value, summary = (
+            await asyncio.to_thread(new) if len(entries) >= BUILT_OFF_LOOP else new()
+        )
         async with self._call("create"):
             stored = await self._create_script(
                 keys=[_owner_key(owner), _key(g.glossary_id)],
-                args=[MAX_GLOSSARIES, g.glossary_id, value, PREFIX],
+                args=[MAX_GLOSSARIES, g.glossary_id, value, summary, PREFIX],
             )
         if not stored:
             raise too_many()
         self._keep(g)
         return g
 
-    async def owned(self, owner: str | None) -> list[Glossary]:
+    async def owned(self, owner: str | None) -> list[Summary]:
+        """From the key's summaries, reading no entries (a list of glossaries of 5,000 long
+        entries read and parsed them all); a glossary the store lost is left out."""
         async with self._call("list"):
-            members = await self._redis.smembers(_owner_key(owner))
-            ids = sorted(m.decode(errors="replace") for m in members if isinstance(m, bytes))
-            kept = [(i, self._loaded.get(i)) for i in ids if is_id(i)]
+            listed = [
+                (i.decode(errors="replace"), value)
+                for i, value in (await self._redis.hgetall(_owner_key(owner))).items()
+                if isinstance(i, bytes)
+            ]
             pipe = self._redis.pipeline(transaction=False)
-            for i, g in kept:  # what this server parsed: is it still there? else read it
-                if g is not None:
-                    pipe.exists(_key(i))
-                else:
-                    pipe.get(_key(i))
-            answers = await pipe.execute()
-        values = [(i, a) for (i, g), a in zip(kept, answers, strict=True) if g is None]
-        parsed = await self._parsed(values)
-        found = [
-            self._still(i, g, a) if g is not None else parsed.get(i)
-            for (i, g), a in zip(kept, answers, strict=True)
-        ]
+            for i, _ in listed:
+                pipe.exists(_key(i))
+            there = await pipe.execute()
+        found = (
+            self._summary(i, value)
+            for (i, value), exists in zip(listed, there, strict=True)
+            if exists
+        )
         return oldest_first(g for g in found if g is not None and g.owner == owner)
 
     async def get(self, glossary_id: str, owner: str | None) -> Glossary:
@@ -182,7 +191,7 @@ class SharedGlossaries:
         async with self._call("delete"):
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(_key(glossary_id))
-            pipe.srem(_owner_key(owner), glossary_id)
+            pipe.hdel(_owner_key(owner), glossary_id)
             await pipe.execute()
         self._loaded.pop(glossary_id, None)
 
@@ -213,11 +222,23 @@ class SharedGlossaries:
         return {g.glossary_id: self._keep(g) for g in parsed if g is not None}
 
     def _parse(self, glossary_id: str, value: bytes) -> Glossary | None:
+        return self._read(glossary_id, value, from_json)
+
+    def _summary(self, glossary_id: str, value: object) -> Summary | None:
+        if not isinstance(value, bytes):
+            return None
+        return self._read(glossary_id, value, summary_from_json)
+
+    def _read(
+        self, glossary_id: str, value: bytes, parse: Callable[[str, str], _Read]
+    ) -> _Read | None:
+        """What `value` holds for `glossary_id`, or None (logged once per id) when it is not
+        one this module wrote for it."""
         try:
-            text = decode(glossary_id.encode(), value)
+            text = decode(glossary_id.encode(), value) if is_id(glossary_id) else None
             if text is None:
-                raise ValueError("its envelope or checksum does not match")
-            return from_json(text, glossary_id)
+                raise ValueError("its id, envelope or checksum does not match")
+            return parse(text, glossary_id)
         except ValueError as exc:
             if glossary_id not in self._unreadable:  # once, not at every request
                 self._unreadable.add(glossary_id)

@@ -20,6 +20,7 @@ from dragoman.service.glossary import (
     MAX_GLOSSARIES,
     GlossaryNotFound,
     GlossaryStoreFailed,
+    oldest_first,
     to_json,
 )
 from dragoman.service.glossary_shared import PREFIX, SharedGlossaries
@@ -78,7 +79,7 @@ async def test_a_glossary_is_parsed_once_per_server(servers: list[SharedGlossari
     g = await a.create("ui", "en", "fr", ENTRIES, None)
     first = await b.get(g.glossary_id, None)
     assert await b.get(g.glossary_id, None) is first  # kept, not read and parsed again
-    assert (await b.owned(None))[0] is first
+    assert await b.owned(None) == [g.summary()]
     assert await a.get(g.glossary_id, None) is g
 
 
@@ -104,7 +105,24 @@ async def test_a_large_glossary_round_trips_made_and_parsed_in_a_thread(
     assert threaded == 1
     assert (await b.get(g.glossary_id, None)).entries == entries
     assert threaded == 2
-    assert [x.entries for x in await b.owned(None)] == [ENTRIES, entries]
+    assert await b.owned(None) == [small.summary(), g.summary()]
+
+
+async def test_a_list_reads_no_entries(servers: list[SharedGlossaries], raw: Redis) -> None:
+    """A list read every glossary's value and parsed its entries: 12 MB for one of 5,000 long
+    non-ASCII entries, and 30 of them took over the 1 s bound (a 503 at every list), each
+    parsed to be dropped again from what a server keeps."""
+    a, b = servers
+    entries = tuple((f"{i:05d}" + "é" * 195, "ж" * 200) for i in range(5000))
+    made = [await a.create(f"big{i}", "en", "fr", entries, "k1") for i in range(3)]
+    await raw.config_resetstat()
+    listed = await b.owned("k1")
+    assert listed == oldest_first(g.summary() for g in made)
+    assert listed[0].entry_count == 5000
+    read = await raw.info("commandstats")
+    assert not {"cmdstat_get", "cmdstat_mget", "cmdstat_getrange"} & read.keys(), read
+    assert not b._loaded  # nothing parsed to be listed
+    assert (await b.get(made[0].glossary_id, "k1")).entries == entries
 
 
 async def test_the_bound_per_key_holds_over_every_server_sharing_the_store(
@@ -154,11 +172,20 @@ async def test_a_corrupt_moved_or_foreign_value_is_left_out_and_logged_once(
     wrong = to_json(broken[2]).replace('"kept"', "5").replace('"g2"', "5")  # a name not text
     await raw.set(PREFIX + broken[2].glossary_id, encode(broken[2].glossary_id.encode(), wrong))
     await raw.set(PREFIX + broken[3].glossary_id, b"\x01not a dragoman value")
-    for _ in range(2):  # b never read them: it reads the store's values
-        assert [g.glossary_id for g in await b.owned(None)] == [kept.glossary_id]
+    # A list shows their summaries; each use reads the store's value (b never read them).
+    listed = {g.glossary_id for g in await b.owned(None)}
+    assert listed == {g.glossary_id for g in [kept, *broken]}
+    for _ in range(2):
         for g in broken:
             with pytest.raises(GlossaryNotFound):
                 await b.get(g.glossary_id, None)
+    # A summary that is not one: left out of the list.
+    await raw.hset(f"{PREFIX}by:-", broken[0].glossary_id, b"\x01not a summary")
+    await raw.hset(
+        f"{PREFIX}by:-", broken[1].glossary_id, await raw.hget(f"{PREFIX}by:-", kept.glossary_id)
+    )
+    listed = {g.glossary_id for g in await b.owned(None)}
+    assert listed == {g.glossary_id for g in [kept, *broken[2:]]}
     unreadable = [r for r in caplog.records if "unreadable" in r.getMessage()]
     assert len(unreadable) == 4  # once each, not at every request
     for wrong_id in ("../x", kept.glossary_id.upper(), "store-id", "by:-"):

@@ -17,7 +17,7 @@ from dragoman.api.deps import TranslatorDep
 from dragoman.api.errors import describe_errors
 from dragoman.api.params import body_schema, read_params
 from dragoman.errors import InvalidRequest
-from dragoman.service.glossary import Glossaries, Glossary, parse_entries
+from dragoman.service.glossary import Glossaries, Summary, parse_entries
 
 router = APIRouter(prefix="/v2", tags=["deepl"])
 
@@ -52,7 +52,7 @@ class GlossaryList(BaseModel):
     glossaries: list[GlossaryInfo]
 
 
-def info(g: Glossary) -> GlossaryInfo:
+def info(g: Summary) -> GlossaryInfo:
     return GlossaryInfo(
         glossary_id=g.glossary_id,
         name=g.name,
@@ -60,7 +60,7 @@ def info(g: Glossary) -> GlossaryInfo:
         source_lang=g.source_lang,
         target_lang=g.target_lang,
         creation_time=g.creation_time,
-        entry_count=len(g.entries),
+        entry_count=g.entry_count,
     )
 
 
@@ -85,7 +85,7 @@ async def create(
     if source == target:
         raise InvalidRequest("Unsupported glossary source and target language pair.")
     entries = parse_entries(req.entries, req.entries_format, source, target)
-    return info(await store.create(req.name, source, target, entries, caller.key))
+    return info((await store.create(req.name, source, target, entries, caller.key)).summary())
 
 
 @router.get("/glossaries", response_model=GlossaryList)
@@ -96,7 +96,7 @@ async def list_all(caller: CallerDep, store: StoreDep) -> GlossaryList:
 
 @router.get("/glossaries/{glossary_id}", response_model=GlossaryInfo)
 async def get(glossary_id: str, caller: CallerDep, store: StoreDep) -> GlossaryInfo:
-    return info(await store.get(glossary_id, caller.key))
+    return info((await store.get(glossary_id, caller.key)).summary())
 
 
 @router.get("/glossaries/{glossary_id}/entries")
