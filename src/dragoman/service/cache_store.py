@@ -76,6 +76,26 @@ def has_password(url: str | None) -> bool:
     return url is not None and redact(url) != url
 
 
+def client(url: str, timeout: float, connections: int) -> Redis:
+    """A client of the store at `url`: each connection and reply within `timeout`, at most
+    `connections` at once (the caller's semaphore makes calls wait their turn, within their
+    timeout, rather than fail past the pool's bound)."""
+    from redis.asyncio import Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    # One retry, on a fresh connection, within the call's timeout: a pooled connection the
+    # store dropped while idle (a restart, its idle timeout, a NAT) failed the first call
+    # after it, and a healthy store was left alone. A store that is down fails both.
+    return Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 1),
+        max_connections=connections,
+    )
+
+
 class SharedStore:
     def __init__(
         self,
@@ -85,20 +105,7 @@ class SharedStore:
         timeout: float = 0.25,
         retry_seconds: float = 5.0,
     ) -> None:
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-
-        # One retry, on a fresh connection, within the call's timeout: a pooled connection the
-        # store dropped while idle (a restart, its idle timeout, a NAT) failed the first call
-        # after it, and a healthy store was left alone. A store that is down fails both.
-        self._redis: Redis = Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1),
-            max_connections=_CONNECTIONS,
-        )
+        self._redis = client(url, timeout, _CONNECTIONS)
         self._connections = asyncio.Semaphore(_CONNECTIONS)
         self.where = redact(url)
         self._ttl = ttl

@@ -23,10 +23,10 @@ import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from dragoman.engine.protocol import Terms
-from dragoman.service.cache_store import decode, encode, redact
+from dragoman.service.cache_store import client, decode, encode, redact
 from dragoman.service.glossary import (
     BUILT_OFF_LOOP,
     MAX_GLOSSARIES,
@@ -43,9 +43,6 @@ from dragoman.service.glossary import (
     to_json,
     too_many,
 )
-
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
 
 log = logging.getLogger(__name__)
 _Read = TypeVar("_Read", Glossary, Summary)
@@ -98,19 +95,7 @@ def _owner_key(owner: str | None) -> str:
 
 class SharedGlossaries:
     def __init__(self, url: str, timeout: float = 1.0) -> None:
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-
-        # As the cache store's client: one retry on a fresh connection (one the store dropped
-        # while idle), every call within `timeout`, connections waiting their turn.
-        self._redis: Redis = Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1),
-            max_connections=_CONNECTIONS,
-        )
+        self._redis = client(url, timeout, _CONNECTIONS)
         self._create_script = self._redis.register_script(_CREATE)
         self._connections = asyncio.Semaphore(_CONNECTIONS)
         self.where = redact(url)
