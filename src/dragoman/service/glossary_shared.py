@@ -101,20 +101,29 @@ class SharedGlossaries:
         self.where = redact(url)
         self._timeout = timeout
         self._store_id: str | None = None
+        self._asking: asyncio.Task[None] | None = None
         self._loaded: OrderedDict[str, Glossary] = OrderedDict()
         self._unreadable: set[str] = set()  # ids already reported
         self._failing = False
 
     async def identity(self) -> str | None:
-        """The store's id; None while it has not answered (asked again at the next call)."""
-        if self._store_id is None:
-            with contextlib.suppress(GlossaryStoreFailed):
-                async with self._call("identity"):
-                    await self._redis.set(STORE_ID, str(uuid.uuid4()), nx=True)
-                    value = await self._redis.get(STORE_ID)
-                if isinstance(value, bytes):
-                    self._store_id = value.decode("ascii", errors="replace")
+        """The store's id as last read; None before the store has answered. /ready asks it
+        every few seconds and never waits on the store (one down or silent held each /ready
+        for the store's 1 s bound, half the probes' timeout): each call reads it again in the
+        background, so a store flushed, or restarted empty, gets a new id from the first
+        server to ask and every server names that one (they kept the old one, a server
+        started after named the new one, and the route refused their glossaries)."""
+        if self._asking is None or self._asking.done():
+            self._asking = asyncio.create_task(self._read_identity())
         return self._store_id
+
+    async def _read_identity(self) -> None:
+        with contextlib.suppress(GlossaryStoreFailed):
+            async with self._call("identity"):
+                await self._redis.set(STORE_ID, str(uuid.uuid4()), nx=True)
+                value = await self._redis.get(STORE_ID)
+            if isinstance(value, bytes):
+                self._store_id = value.decode("ascii", errors="replace")
 
     async def create(
         self, name: str, source: str, target: str, entries: Terms, owner: str | None
@@ -181,10 +190,14 @@ class SharedGlossaries:
         self._loaded.pop(glossary_id, None)
 
     async def __aenter__(self) -> SharedGlossaries:
-        await self.identity()  # a store down at start: /ready names none until it answers
+        await self._read_identity()  # a store down at start: /ready names none until it answers
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._asking
         await self._redis.aclose()
 
     # -- the store's answers ---------------------------------------------------------------

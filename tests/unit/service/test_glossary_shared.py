@@ -148,6 +148,55 @@ async def test_the_bound_per_key_holds_over_every_server_sharing_the_store(
         await b.create("one more", "en", "fr", ENTRIES, "k1")
 
 
+async def test_a_flushed_store_gets_one_new_identity_every_server_names(
+    servers: list[SharedGlossaries], store: Store, raw: Redis
+) -> None:
+    """A store flushed, or restarted empty, was named by its old id on the servers that had
+    asked it and by a new one on a server started after: the route refused their glossaries
+    (400 glossaries_not_shared) until every server was restarted."""
+    a, b = servers
+    before = await a.identity()
+    assert await b.identity() == before is not None
+    await raw.flushdb()
+    async with SharedGlossaries(store.url) as started_after:
+        after = await started_after.identity()
+        assert after != before
+        for server in servers:
+            await named(server, after)
+
+
+async def named(server: SharedGlossaries, store_id: str | None = None, within: float = 10) -> str:
+    """What `server` names once it names `store_id` (None: any); it reads the store's id in
+    the background."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while (now := await server.identity()) is None or store_id not in (None, now):
+        assert loop.time() < deadline, f"still names {now}, not {store_id or 'one'}"
+        await asyncio.sleep(0.01)
+    return now
+
+
+async def test_the_store_id_is_named_without_waiting_on_the_store() -> None:
+    """/ready asks it: a silent store held each /ready for the store's bound (1 s; the
+    probes' timeout is 2)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def mute(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(mute, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with SharedGlossaries(f"redis://127.0.0.1:{port}/0", timeout=3) as shared:
+            for _ in range(3):
+                assert await asyncio.wait_for(shared.identity(), 1) is None
+    finally:
+        for w in held:
+            w.close()
+        server.close()
+        await server.wait_closed()
+
+
 async def test_stores_of_other_databases_are_told_apart(store: Store, raw: Redis) -> None:
     other = store.url.rsplit("/", 1)[0] + "/1"
     async with SharedGlossaries(store.url) as a, SharedGlossaries(other) as b:
@@ -227,7 +276,7 @@ async def test_a_store_that_is_down_is_a_503_then_answers_again(
         await assert_refused_within(shared.get(zero, None), 10)
         up = start_store(tmp_path_factory.mktemp("late"), port=port)
         try:
-            assert await shared.identity() is not None
+            await named(shared)
             g = await shared.create("ui", "en", "fr", ENTRIES, None)
             assert await shared.get(g.glossary_id, None) == g
             assert "answers again" in caplog.text
