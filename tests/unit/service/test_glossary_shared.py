@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -15,11 +16,13 @@ from redis.asyncio import Redis
 from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store, start_store
 from dragoman.errors import InvalidRequest
+from dragoman.service import glossary_shared
 from dragoman.service.cache_store import encode
 from dragoman.service.glossary import (
     MAX_GLOSSARIES,
     GlossaryNotFound,
     GlossaryStoreFailed,
+    made,
     oldest_first,
     to_json,
 )
@@ -123,6 +126,38 @@ async def test_a_list_reads_no_entries(servers: list[SharedGlossaries], raw: Red
     assert not {"cmdstat_get", "cmdstat_mget", "cmdstat_getrange"} & read.keys(), read
     assert not b._loaded  # nothing parsed to be listed
     assert (await b.get(made[0].glossary_id, "k1")).entries == entries
+
+
+class Counted(tuple[tuple[str, str], ...]):
+    """Entries that count how often their length is asked."""
+
+    asked = 0
+
+    def __len__(self) -> int:
+        Counted.asked += 1
+        return super().__len__()
+
+
+async def test_keeping_a_glossary_costs_the_same_however_many_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each use summed the entries of every glossary kept: 19 ms on the event loop with
+    100,000 one-entry glossaries kept (left by a client making, using and deleting one
+    through a route, on the servers its deletes did not reach)."""
+    monkeypatch.setattr(glossary_shared, "MAX_KEPT_TERMS", 1500)
+    shared = SharedGlossaries("redis://127.0.0.1:1/0")  # never asked
+    new = made("g", "en", "fr", ENTRIES)
+    kept = [replace(new, glossary_id=f"{i}", entries=Counted(ENTRIES)) for i in range(1000)]
+    for g in kept:
+        shared._keep(g)
+    Counted.asked = 0
+    shared._keep(kept[0])
+    assert Counted.asked < 10
+    # The bound in entries holds, the least recently used dropped first.
+    assert len(shared._loaded) == 750
+    assert shared._loaded.get(kept[0].glossary_id) is kept[0]
+    assert shared._loaded.get(kept[1].glossary_id) is None
+    assert shared._loaded.get(kept[-1].glossary_id) is kept[-1]
 
 
 async def test_the_bound_per_key_holds_over_every_server_sharing_the_store(
