@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from redis.asyncio import Redis
@@ -15,22 +14,8 @@ from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store, start_store
 from dragoman.metrics import Metrics
 from dragoman.service.cache_store import PREFIX, SharedStore, decode, encode, redact
-from tests.stores import running_store
 
 KEY = bytes(range(16))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    yield from running_store(tmp_path_factory)
-
-
-@pytest.fixture
-async def raw(store: Store) -> AsyncIterator[Redis]:
-    client = Redis.from_url(store.url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
@@ -27,22 +27,8 @@ from dragoman.service.glossary import (
     to_json,
 )
 from dragoman.service.glossary_shared import PREFIX, SharedGlossaries
-from tests.stores import running_store
 
 ENTRIES = (("Save", "Enregistrer"), ("log in", "se connecter"))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    yield from running_store(tmp_path_factory)
-
-
-@pytest.fixture
-async def raw(store: Store) -> AsyncIterator[Redis]:
-    client = Redis.from_url(store.url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture
@@ -211,25 +197,12 @@ async def named(server: SharedGlossaries, store_id: str | None = None, within: f
     return now
 
 
-async def test_the_store_id_is_named_without_waiting_on_the_store() -> None:
+async def test_the_store_id_is_named_without_waiting_on_the_store(silent: str) -> None:
     """/ready asks it: a silent store held each /ready for the store's bound (1 s; the
     probes' timeout is 2)."""
-    held: list[asyncio.StreamWriter] = []
-
-    async def mute(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        held.append(writer)
-
-    server = await asyncio.start_server(mute, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        async with SharedGlossaries(f"redis://127.0.0.1:{port}/0", timeout=3) as shared:
-            for _ in range(3):
-                assert await asyncio.wait_for(shared.identity(), 1) is None
-    finally:
-        for w in held:
-            w.close()
-        server.close()
-        await server.wait_closed()
+    async with SharedGlossaries(silent, timeout=3) as shared:
+        for _ in range(3):
+            assert await asyncio.wait_for(shared.identity(), 1) is None
 
 
 async def test_stores_of_other_databases_are_told_apart(store: Store, raw: Redis) -> None:
@@ -323,22 +296,26 @@ async def test_a_store_that_is_down_is_a_503_then_answers_again(
         assert await shared.identity() is not None  # it named the store once: it still does
 
 
-async def test_a_silent_store_is_a_503_within_the_timeout() -> None:
-    """A server that accepts and never answers."""
+@pytest.fixture
+async def silent() -> AsyncIterator[str]:
+    """The URL of a server that accepts and never answers."""
     held: list[asyncio.StreamWriter] = []
 
     async def mute(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         held.append(writer)
 
     server = await asyncio.start_server(mute, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
     try:
-        async with SharedGlossaries(f"redis://127.0.0.1:{port}/0", timeout=0.2) as shared:
-            await assert_refused_within(shared.owned(None), 3)
-            await assert_refused_within(shared.create("ui", "en", "fr", ENTRIES, None), 3)
-            assert held, "the calls reached the silent server"
+        yield f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
+        assert held, "the calls reached the silent server"
     finally:
         for w in held:
             w.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_silent_store_is_a_503_within_the_timeout(silent: str) -> None:
+    async with SharedGlossaries(silent, timeout=0.2) as shared:
+        await assert_refused_within(shared.owned(None), 3)
+        await assert_refused_within(shared.create("ui", "en", "fr", ENTRIES, None), 3)
