@@ -299,7 +299,7 @@ class SharedGlossaries:
                     self.where,
                     what,
                     type(error).__name__,
-                    error,
+                    str(error) or f"no answer within {self._timeout:g} s",  # a timeout says nothing
                 )
             why = "refused the call" if isinstance(error, ResponseError) else "does not answer"
             raise GlossaryStoreFailed(

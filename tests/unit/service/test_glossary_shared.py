@@ -315,7 +315,11 @@ async def silent() -> AsyncIterator[str]:
         await server.wait_closed()
 
 
-async def test_a_silent_store_is_a_503_within_the_timeout(silent: str) -> None:
+async def test_a_silent_store_is_a_503_within_the_timeout(
+    silent: str, caplog: pytest.LogCaptureFixture
+) -> None:
     async with SharedGlossaries(silent, timeout=0.2) as shared:
         await assert_refused_within(shared.owned(None), 3)
         await assert_refused_within(shared.create("ui", "en", "fr", ENTRIES, None), 3)
+    # The log says why: a timeout's own text is empty ("TimeoutError: ").
+    assert "(TimeoutError: no answer within 0.2 s)" in caplog.text
