@@ -67,38 +67,56 @@ def _gguf_files(entry: CatalogueModel, data_dir: Path) -> list[Path]:
 def targets(entry: CatalogueModel, data_dir: Path) -> list[Target]:
     """What `--verify` hashes: each prepared weights directory's files, with the digests its
     marker's sibling recorded, and the GGUF files (the shipped one against the catalogue's
-    checksum, a re-encoded form against the note written when it was made)."""
+    checksum, a re-encoded form against the note written when it was made). A file or
+    directory that cannot be read (its permissions) is a target with that problem, not a
+    traceback."""
     found: list[Target] = []
     for _, path in _weights_dirs(entry, data_dir):
-        marker = path / READY_MARKER
-        if not marker.is_file():
-            continue  # not prepared in this form (or a run is making it)
         try:
-            made_from = marker.read_text().splitlines()[0].strip()
-        except (OSError, ValueError, IndexError):
-            found.append(Target(path, problem=f"{READY_MARKER} is unreadable"))
-            continue
-        if made_from != entry.sha256:
-            found.append(Target(path, problem="prepared from an older catalogue file"))
-            continue
-        if not (path / DIGESTS).is_file():
-            found.append(Target(path, problem=OLDER))
-            continue
-        try:
-            lines = (path / DIGESTS).read_text().splitlines()
-        except (OSError, ValueError):
-            found.append(Target(path, problem=f"{DIGESTS} is unreadable"))
-            continue
-        for line in lines:
-            digest, _, name = line.partition("  ")
-            found.append(Target(path / name, digest))
-    for gguf in _gguf_files(entry, data_dir):
+            found += _dir_targets(entry, path)
+        except OSError as exc:
+            found.append(Target(path, problem=f"unreadable: {exc.strerror or exc}"))
+    try:
+        ggufs = _gguf_files(entry, data_dir)
+    except OSError as exc:
+        return [*found, Target(data_dir / "models", problem=f"unreadable: {exc.strerror or exc}")]
+    for gguf in ggufs:
         if gguf.name == entry.gguf_name:
             found.append(Target(gguf, entry.sha256))
-        else:
-            note = _checked(gguf)
+            continue
+        note = _checked(gguf)
+        try:
             noted = note.read_text().strip() if note.is_file() else None
-            found.append(Target(gguf, noted, "" if noted else OLDER))
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not text"
+            found.append(Target(gguf, problem=f"{note.name} is unreadable: {why or exc}"))
+            continue
+        found.append(Target(gguf, noted, "" if noted else OLDER))
+    return found
+
+
+def _dir_targets(entry: CatalogueModel, path: Path) -> list[Target]:
+    """The files of the prepared directory `path` with their recorded digests; none when it
+    is not prepared in that form (or a run is making it)."""
+    marker = path / READY_MARKER
+    if not marker.is_file():
+        return []
+    try:
+        made_from = marker.read_text().splitlines()[0].strip()
+    except (OSError, ValueError, IndexError):
+        return [Target(path, problem=f"{READY_MARKER} is unreadable")]
+    if made_from != entry.sha256:
+        return [Target(path, problem="prepared from an older catalogue file")]
+    if not (path / DIGESTS).is_file():
+        return [Target(path, problem=OLDER)]
+    try:
+        lines = (path / DIGESTS).read_text().splitlines()
+    except (OSError, ValueError):
+        return [Target(path, problem=f"{DIGESTS} is unreadable")]
+    found = []
+    for line in lines:
+        digest, _, name = line.partition("  ")
+        found.append(Target(path / name, digest))
     return found
 
 

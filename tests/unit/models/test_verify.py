@@ -177,3 +177,38 @@ def test_verify_reads_in_blocks(data: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(Path, "open", watched)
     assert _prepare(data, "--verify") == 0
     assert asked and all(0 < size <= prep._BLOCK for size in asked)
+
+
+def _denied(monkeypatch: pytest.MonkeyPatch, method: str, paths: set[Path]) -> None:
+    """Path.`method` fails as it does for a user without the permission (the tests run as root,
+    for whom chmod denies nothing)."""
+    real = getattr(Path, method)
+
+    def denied(self: Path, *args: object, **kwargs: object) -> object:
+        if self in paths:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, method, denied)
+
+
+def test_what_cannot_be_read_is_bad_not_a_traceback(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A prepared directory the user may not search (its marker cannot be stat'ed), a
+    # re-encoded form's note they may not read, the shipped GGUF they may not open.
+    monkeypatch.setattr(prep, "requantize", lambda shipped, out, form: out.write_bytes(b"q" * 64))
+    form = prep.gguf_path("tiny", data, form="q8_0")
+    models = data / "models"
+    _denied(monkeypatch, "stat", {models / "tiny" / prep.READY_MARKER})
+    _denied(monkeypatch, "read_text", {prep._checked(form)})
+    _denied(monkeypatch, "open", {models / "tiny.gguf"})
+    capsys.readouterr()
+    assert _prepare(data, "--verify") == 1
+    got = capsys.readouterr()
+    assert _lines(got.out) == {
+        "tiny": "BAD: unreadable: Permission denied",
+        form.name: f"BAD: {prep._checked(form).name} is unreadable: Permission denied",
+        "tiny.gguf": "BAD: unreadable: Permission denied",
+    }
+    assert got.err.startswith("dragoman: error: tiny: 3 bad of 3 checked: run ")
