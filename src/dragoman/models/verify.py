@@ -26,6 +26,9 @@ from dragoman.models.prepare import (  # the layout prepare.py writes
     model_dir,
 )
 
+EXTRA = (
+    "not made by prepare (no digest recorded): remove it, or run `dragoman model prepare --force`"
+)
 OLDER = "prepared by an older version: run `dragoman model prepare --force` to record digests"
 
 
@@ -117,6 +120,11 @@ def _dir_targets(entry: CatalogueModel, path: Path) -> list[Target]:
     for line in lines:
         digest, _, name = line.partition("  ")
         found.append(Target(path / name, digest))
+    # A file prepare did not make (a stray copy, `model (1).safetensors`) is not harmless:
+    # vLLM loads every *.safetensors of a directory with no index.
+    recorded = {target.path for target in found} | {path / READY_MARKER, path / DIGESTS}
+    for extra in sorted(f for f in path.rglob("*") if f.is_file() and f not in recorded):
+        found.append(Target(extra, problem=EXTRA))
     return found
 
 

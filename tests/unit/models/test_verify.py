@@ -212,3 +212,18 @@ def test_what_cannot_be_read_is_bad_not_a_traceback(
         "tiny.gguf": "BAD: unreadable: Permission denied",
     }
     assert got.err.startswith("dragoman: error: tiny: 3 bad of 3 checked: run ")
+
+
+def test_a_file_prepare_did_not_make_is_bad(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM loads every *.safetensors of a directory without an index: a stray copy beside the
+    # weights is loaded with them.
+    stray = data / "models" / "tiny" / "model (1).safetensors"
+    stray.write_bytes(b"w" * 1000)
+    capsys.readouterr()
+    assert _prepare(data, "--verify") == 1
+    got = capsys.readouterr()
+    assert f"BAD  {stray}: not made by prepare (no digest recorded): remove it, or run " in got.out
+    assert got.out.splitlines()[-1].startswith("3 of 4 ok; ")
+    assert got.err.startswith("dragoman: error: tiny: 1 bad of 4 checked: run ")
+    stray.unlink()
+    assert _prepare(data, "--verify") == 0
