@@ -72,7 +72,9 @@ def test_a_url_is_sent_load_only_unless_the_ceiling_is_asked_for(
 
     asked: list[int] = []
 
-    def offline_ceiling(s: BenchSettings, items: list[object], log_dir: Path) -> dict[str, float]:
+    def offline_ceiling(
+        s: BenchSettings, items: list[object], log_dir: Path, cancel: object
+    ) -> dict[str, float]:
         asked.append(len(items))
         return {"requests": len(items), "rps": 1.0, "output_tokens_per_s": 1.0, "seconds": 1.0}
 

@@ -20,6 +20,7 @@ import pytest
 
 from dragoman.bench import servers
 from dragoman.bench.servers import launch_echo, start
+from dragoman.models.catalogue import DEFAULT_MODEL
 from tests.bench._signals import default_signals
 
 MARK = "DRAGOMAN_TEST_MARK"
@@ -323,5 +324,85 @@ def test_sigkill_of_the_bench_takes_its_offline_ceiling_down(mark: str, tmp_path
                 proc.kill()
                 proc.wait()
         wait_for(lambda: ceiling not in marked(mark), 60, "the killed bench's ceiling gone")
+    finally:
+        echo.stop()
+
+
+def _bench_with_fake_vllm(
+    tmp_path: Path, url: str, files: dict[str, str], *more: str, **popen: object
+) -> subprocess.Popen[bytes]:
+    """`dragoman bench --url URL --offline` with a stand-in vLLM first on its path."""
+    fake = tmp_path / "fake"
+    (fake / "vllm").mkdir(parents=True)
+    for name, text in files.items():
+        (fake / "vllm" / name).write_text(text)
+    env = {
+        **os.environ,
+        "FAKE_VLLM_UP": str(tmp_path / "loading.pid"),
+        "PYTHONPATH": os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]),
+    }
+    args = ["--url", url, "--offline", "--model", "stand-in/model", "--offline-requests", "2"]
+    args += ["--concurrency", "1", "--requests-per-level", "2", "--out", str(tmp_path / "o")]
+    cmd = [sys.executable, "-m", "dragoman", "bench", *args, *more]
+    return subprocess.Popen(cmd, env=env, preexec_fn=default_signals, **popen)  # type: ignore[call-overload, no-any-return]
+
+
+@pytest.mark.parametrize("fails", ["engine", "not prepared"])
+def test_a_ceiling_that_fails_is_one_error_line(mark: str, tmp_path: Path, fails: str) -> None:
+    # It was a traceback holding the ceiling's own traceback.
+    failing = "    def __init__(self, **kwargs):\n        raise RuntimeError('out of memory')\n"
+    init = FAKE_VLLM["__init__.py"].split("    def __init__(self, **kwargs):\n        up")[0]
+    files = {**FAKE_VLLM, "__init__.py": init + failing}
+    data = tmp_path / "empty"
+    model = ("--model", DEFAULT_MODEL, "--data-dir", str(data)) if fails == "not prepared" else ()
+    echo = launch_echo(tmp_path, "en,fr")
+    try:
+        proc = _bench_with_fake_vllm(
+            tmp_path, echo.url, files, *model, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    finally:
+        echo.stop()
+    assert proc.returncode == 1
+    log = tmp_path / "o" / "logs" / "offline.log"
+    why = (
+        f"model {DEFAULT_MODEL!r} (full weights) is not prepared in {data}; "
+        "run `dragoman model prepare`"
+        if fails == "not prepared"
+        else "RuntimeError: out of memory"
+    )
+    assert err.decode().splitlines()[-1] == (
+        f"dragoman: error: offline ceiling failed (exit 1): {why}; its output: {log}"
+    )
+    assert b"Traceback" not in err
+    if fails == "engine":
+        assert "Traceback" in log.read_text()  # the whole story stays in its log
+
+
+def test_sigterm_of_the_bench_stops_its_offline_ceiling(mark: str, tmp_path: Path) -> None:
+    # The bench waited for the ceiling's thread (asyncio.run joins its worker threads) before
+    # stopping anything: a SIGTERM or a Ctrl-C while the engine loaded did nothing until the
+    # ceiling ended by itself, up to its 30 minutes.
+    up = tmp_path / "loading.pid"
+    echo = launch_echo(tmp_path, "en,fr")
+    try:
+        proc = _bench_with_fake_vllm(
+            tmp_path, echo.url, FAKE_VLLM, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            wait_for(up.exists, 120, "the ceiling's engine loading")
+            ceiling = int(up.read_text())
+            proc.terminate()
+            assert proc.wait(timeout=90) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert ceiling not in marked(mark)
     finally:
         echo.stop()

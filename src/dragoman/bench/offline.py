@@ -6,16 +6,19 @@ gone, memory and cores freed, before any server starts."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dragoman.bench.workloads import Item
+from dragoman.errors import DragomanError, EngineDead
 from dragoman.settings import EngineSettings
 
 
@@ -66,9 +69,15 @@ def _run(job: Path, result: Path) -> None:
 
 
 def offline_ceiling(
-    settings: EngineSettings, items: Sequence[Item], log_dir: Path, timeout: float = 1800.0
+    settings: EngineSettings,
+    items: Sequence[Item],
+    log_dir: Path,
+    timeout: float = 1800.0,
+    cancel: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """The ceiling's figures; its process's output is in `log_dir`/offline.log."""
+    """The ceiling's figures; its process's output is in `log_dir`/offline.log. Run in a
+    worker thread, it returns soon after `cancel` is set (the bench interrupted), its process
+    stopped: asyncio.run waits for its worker threads before the bench can stop anything."""
     from dragoman.bench.servers import _popen, _stop
 
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -81,18 +90,25 @@ def offline_ceiling(
     }
     job.write_text(json.dumps(given))
     process = _popen([sys.executable, "-m", "dragoman.bench.offline", str(job), str(result)], log)
+    deadline = time.monotonic() + timeout
+    code: int | None = None
     try:
-        code = process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        code = None
+        while code is None and time.monotonic() < deadline:
+            if cancel is not None and cancel.is_set():
+                raise KeyboardInterrupt  # nobody reads it: the bench is stopping
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = process.wait(timeout=0.2)
     finally:
         _stop(process)  # and what it left in its group; gone from the servers to stop
-    if code != 0 or not result.is_file():
-        state = f"not done in {timeout:g} s" if code is None else f"failed (exit {code})"
-        tail = log.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"offline ceiling {state}: {tail}")
-    figures: dict[str, Any] = json.loads(result.read_text())
-    return figures
+    if code == 0 and result.is_file():
+        figures: dict[str, Any] = json.loads(result.read_text())
+        return figures
+    # One line, `dragoman: error: ...` (exit 1), not a traceback holding the ceiling's own
+    # traceback: its last line says what failed, its log the rest.
+    state = f"not done in {timeout:g} s" if code is None else f"failed (exit {code})"
+    lines = log.read_text(errors="replace").strip().splitlines() if log.is_file() else []
+    last = lines[-1].removeprefix("dragoman: error: ") if lines else "no output"
+    raise EngineDead(f"offline ceiling {state}: {last}; its output: {log}")
 
 
 if __name__ == "__main__":
@@ -101,4 +117,8 @@ if __name__ == "__main__":
     # The parent-death SIGTERM (or the bench's stop) unwinds: the engine shuts its processes
     # down on the way out, where the signal's default would leave them.
     with stops_as_ctrl_c():
-        _run(Path(sys.argv[1]), Path(sys.argv[2]))
+        try:
+            _run(Path(sys.argv[1]), Path(sys.argv[2]))
+        except DragomanError as exc:  # a model not prepared: its message, as the CLI says it
+            print(f"dragoman: error: {exc.message}", file=sys.stderr)
+            sys.exit(1)

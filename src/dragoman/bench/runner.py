@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -264,9 +265,14 @@ class Bench:
 
             with self.console.status("offline ceiling: all prompts at once"):
                 n = min(len(self.items), self.s.offline_requests)
-                results["offline"] = await asyncio.to_thread(
-                    offline_ceiling, self.s, self.items[:n], self.logs
-                )
+                cancel = threading.Event()
+                try:
+                    results["offline"] = await asyncio.to_thread(
+                        offline_ceiling, self.s, self.items[:n], self.logs, cancel=cancel
+                    )
+                except asyncio.CancelledError:  # Ctrl-C: its thread stops the ceiling
+                    cancel.set()
+                    raise
             self.console.log(f"offline ceiling: {results['offline']['rps']:.2f} req/s")
         with Progress(
             TextColumn("{task.description}"),
