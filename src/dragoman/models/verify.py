@@ -29,6 +29,10 @@ from dragoman.models.prepare import (  # the layout prepare.py writes
 EXTRA = (
     "not made by prepare (no digest recorded): remove it, or run `dragoman model prepare --force`"
 )
+UNFINISHED = (
+    f"no {READY_MARKER}: not prepared (an interrupted prepare --force left it); run "
+    "`dragoman model prepare --force`"
+)
 OLDER = "prepared by an older version: run `dragoman model prepare --force` to record digests"
 
 
@@ -100,10 +104,12 @@ def targets(entry: CatalogueModel, data_dir: Path) -> list[Target]:
 
 def _dir_targets(entry: CatalogueModel, path: Path) -> list[Target]:
     """The files of the prepared directory `path` with their recorded digests; none when it
-    is not prepared in that form (or a run is making it)."""
+    is not there (a run making it works in a directory of its own)."""
     marker = path / READY_MARKER
     if not marker.is_file():
-        return []
+        # prepare renames a directory into place with its marker: one without is what an
+        # interrupted --force (or an older layout's killed run) left, not a model
+        return [Target(path, problem=UNFINISHED)] if path.is_dir() else []
     try:
         made_from = marker.read_text().splitlines()[0].strip()
     except (OSError, ValueError, IndexError):

@@ -227,3 +227,28 @@ def test_a_file_prepare_did_not_make_is_bad(data: Path, capsys: pytest.CaptureFi
     assert got.err.startswith("dragoman: error: tiny: 1 bad of 4 checked: run ")
     stray.unlink()
     assert _prepare(data, "--verify") == 0
+
+
+def test_a_directory_an_interrupted_force_left_is_bad(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --force removes the marker first, then the files: interrupted between, the directory is
+    # not a prepared model, and --verify said "1 of 1 ok" (the GGUF) and exited 0.
+    from dragoman.models import verify
+
+    def interrupted(path: Path, *args: object, **kwargs: object) -> None:
+        (Path(path) / "config.json").unlink()
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(verify.shutil, "rmtree", interrupted)
+        assert _prepare(data, "--force") == 130
+    prepared = data / "models" / "tiny"
+    assert not (prepared / prep.READY_MARKER).exists()
+    capsys.readouterr()
+    assert _prepare(data, "--verify") == 1
+    got = capsys.readouterr()
+    assert _lines(got.out) == {"tiny": f"BAD: {verify.UNFINISHED}", "tiny.gguf": "ok"}
+    assert got.err.startswith("dragoman: error: tiny: 1 bad of 2 checked: run ")
+    assert _prepare(data) == 0  # prepared again, over what was left
+    assert _prepare(data, "--verify") == 0
