@@ -12,7 +12,7 @@ from rich.table import Table
 from dragoman.errors import ConfigError, ModelError
 from dragoman.interrupts import stops_as_ctrl_c
 from dragoman.models.catalogue import CATALOGUE
-from dragoman.models.prepare import is_prepared, model_dir, prepare
+from dragoman.models.prepare import chunk_files, is_prepared, model_dir, prepare
 from dragoman.settings import ModelSettings, PrepareSettings
 from dragoman.writable import check_dir
 
@@ -79,14 +79,20 @@ def _verify(settings: ModelSettings) -> None:
 def _prepare(settings: PrepareSettings) -> None:
     console = Console(stderr=True)
     _in_catalogue(settings)
-    if settings.force:
-        from dragoman.models.verify import remove_prepared
-
-        for path in remove_prepared(CATALOGUE[settings.model], settings.data_dir):
-            console.print(f"removed {path}")
     from dragoman.engine.vllm_engine import weights_for
 
     weights = weights_for(settings)
+    if settings.force:
+        from dragoman.models.verify import remove_prepared
+
+        # What it removes is made again from the model's packages (the kept GGUF goes too):
+        # without them, nothing is removed.
+        try:
+            chunk_files(CATALOGUE[settings.model])
+        except ModelError as exc:
+            raise ModelError(f"{exc.message}; --force removed nothing") from exc
+        for path in remove_prepared(CATALOGUE[settings.model], settings.data_dir):
+            console.print(f"removed {path}")
     target = model_dir(settings.data_dir, settings.model, weights)
     if is_prepared(target, CATALOGUE[settings.model].sha256):
         prepare(settings.model, settings.data_dir, weights=weights)  # at once: tidies only

@@ -252,3 +252,27 @@ def test_a_directory_an_interrupted_force_left_is_bad(
     assert got.err.startswith("dragoman: error: tiny: 1 bad of 2 checked: run ")
     assert _prepare(data) == 0  # prepared again, over what was left
     assert _prepare(data, "--verify") == 0
+
+
+def test_force_without_the_model_packages_removes_nothing(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --force removes the kept GGUF too, so everything is made again from the packages: with
+    # one uninstalled (a slim image, the model prepared elsewhere), --force deleted a working
+    # model and then failed to make it.
+    import importlib
+    import shutil
+    import sys
+
+    shutil.rmtree(tmp_path / "site" / "fakepart2")
+    sys.modules.pop("fakepart2", None)
+    importlib.invalidate_caches()
+    before = sorted(p.relative_to(data) for p in data.rglob("*") if p.is_file())
+    capsys.readouterr()
+    assert _prepare(data, "--force") == 1
+    assert capsys.readouterr().err == (
+        "dragoman: error: package 'fakepart2' holding part of tiny is not installed; install "
+        "it with: pip install fakepart1 fakepart2 fakepart3; --force removed nothing\n"
+    )
+    assert sorted(p.relative_to(data) for p in data.rglob("*") if p.is_file()) == before
+    assert _prepare(data, "--verify") == 0
