@@ -320,15 +320,17 @@ def gguf_path(
         return final
     shipped = gguf_path(name, data_dir, progress)
     progress(f"re-encode as {form}", 0, 1)
+
+    def make(tmp: Path) -> None:
+        requantize(shipped, tmp, form)
+        # Noted before the rename: a run killed after it leaves no form without its digest
+        # (for `model prepare --verify`); killed before, the form is made again.
+        _sized(final).write_text(f"{tmp.stat().st_size}\n")
+        _checked(final).write_text(f"{_sha256(tmp)}\n")
+
     # other versions of the form (an older recipe, an older shipped file) are of no more use
-    made = _made(
-        final,
-        lambda tmp: requantize(shipped, tmp, form),
-        stale=f"{form_stem(entry.gguf_name, form)}*.gguf",
-        ready=lambda: _whole(final),
-    )
-    _sized(made).write_text(f"{made.stat().st_size}\n")
-    _checked(made).write_text(f"{_sha256(made)}\n")  # for `model prepare --verify`
+    stale = f"{form_stem(entry.gguf_name, form)}*.gguf"
+    made = _made(final, make, stale=stale, ready=lambda: _whole(final))
     progress(f"re-encode as {form}", 1, 1)
     return made
 

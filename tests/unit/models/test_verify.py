@@ -276,3 +276,25 @@ def test_force_without_the_model_packages_removes_nothing(
     )
     assert sorted(p.relative_to(data) for p in data.rglob("*") if p.is_file()) == before
     assert _prepare(data, "--verify") == 0
+
+
+def test_a_re_encoded_gguf_killed_after_its_rename_keeps_its_digest(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its notes were written after the rename: a run stopped between left a form that start-up
+    # takes as whole and --verify called "prepared by an older version" until a --force.
+    monkeypatch.setattr(prep, "requantize", lambda shipped, out, form: out.write_bytes(b"q" * 64))
+    made = prep._made
+
+    def stopped_after(*args: object, **kwargs: object) -> Path:
+        made(*args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(prep, "_made", stopped_after)
+        with pytest.raises(KeyboardInterrupt):
+            prep.gguf_path("tiny", data, form="q8_0")
+    form = prep.gguf_path("tiny", data, form="q8_0")  # whole: taken as it is
+    capsys.readouterr()
+    assert _prepare(data, "--verify") == 0
+    assert _lines(capsys.readouterr().out)[form.name] == "ok"
