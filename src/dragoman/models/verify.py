@@ -26,14 +26,11 @@ from dragoman.models.prepare import (  # the layout prepare.py writes
     model_dir,
 )
 
-EXTRA = (
-    "not made by prepare (no digest recorded): remove it, or run `dragoman model prepare --force`"
-)
-UNFINISHED = (
-    f"no {READY_MARKER}: not prepared (an interrupted prepare --force left it); run "
-    "`dragoman model prepare --force`"
-)
-OLDER = "prepared by an older version: run `dragoman model prepare --force` to record digests"
+# What is wrong, a line a file; what to run, with --model, is the one error line at the end (a
+# bare `dragoman model prepare --force` is the default model's: for another, it remade that).
+EXTRA = "not made by prepare (no digest recorded)"
+UNFINISHED = f"no {READY_MARKER}: not prepared (an interrupted prepare --force left it)"
+OLDER = "prepared by an older version (no digests recorded)"
 
 
 @dataclass(frozen=True)

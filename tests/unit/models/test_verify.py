@@ -14,7 +14,7 @@ from dragoman.models import cli as models_cli
 from dragoman.models import prepare as prep
 from dragoman.models.catalogue import CatalogueModel
 
-OLDER = "prepared by an older version: run `dragoman model prepare --force` to record digests"
+OLDER = "prepared by an older version (no digests recorded)"
 
 
 def _fake_convert(gguf: Path, out: Path, needs_chat_template: bool = True) -> None:
@@ -222,7 +222,7 @@ def test_a_file_prepare_did_not_make_is_bad(data: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert _prepare(data, "--verify") == 1
     got = capsys.readouterr()
-    assert f"BAD  {stray}: not made by prepare (no digest recorded): remove it, or run " in got.out
+    assert f"BAD  {stray}: not made by prepare (no digest recorded)\n" in got.out
     assert got.out.splitlines()[-1].startswith("3 of 4 ok; ")
     assert got.err.startswith("dragoman: error: tiny: 1 bad of 4 checked: run ")
     stray.unlink()
@@ -298,3 +298,18 @@ def test_a_re_encoded_gguf_killed_after_its_rename_keeps_its_digest(
     capsys.readouterr()
     assert _prepare(data, "--verify") == 0
     assert _lines(capsys.readouterr().out)[form.name] == "ok"
+
+
+def test_each_line_says_what_is_wrong_and_the_error_line_what_to_run_for_this_model(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The lines said "run `dragoman model prepare --force`": for a model other than the
+    # default (tiny here), that command remade the default model, not this one.
+    (data / "models" / "tiny" / prep.DIGESTS).unlink()
+    (data / "models" / "tiny.gguf").write_bytes(b"x")
+    capsys.readouterr()
+    assert _prepare(data, "--verify") == 1
+    got = capsys.readouterr()
+    assert "dragoman model prepare" not in got.out
+    run = "run `dragoman model prepare --force --model tiny` to make them again\n"
+    assert got.err.endswith(run)
