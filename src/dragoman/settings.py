@@ -177,7 +177,9 @@ class PrepareSettings(ModelSettings):
 
     force: bool = False
     """Remove every prepared file of --model first, then prepare it as without the flag: a
-    file --verify calls bad, or one prepared by an older version (no digests), made again."""
+    file --verify calls bad, or one prepared by an older version (no digests), made again.
+    Stop the servers that use the model first; without the model's packages, nothing is
+    removed."""
 
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
