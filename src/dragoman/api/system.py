@@ -64,16 +64,17 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     from dragoman.engine.llamacpp import gguf_file
     from dragoman.host import detect
     from dragoman.info import report
-    from dragoman.models.prepare import resolve_model
+    from dragoman.models.prepare import model_path
 
     plans = host.plans()
     served = {s.name: s.model for s in settings.models} or {settings.model: settings.model}
-    # Loaded engines' models were resolved when they started, so this cannot fail for them;
-    # a GGUF is named, not made or checked (that hashed or re-encoded it on the event loop).
+    # Loaded engines' models were resolved and checked when they started: named here, not
+    # checked again (a `model prepare --force` since made that a 500; a GGUF was hashed or
+    # re-encoded on the event loop).
     models = {
         name: str(gguf_file(settings, served.get(name, name)))
         if plan.engine.value == "llama.cpp"  # llama.cpp runs a GGUF itself
-        else resolve_model(served.get(name, name), settings.data_dir, plan.weights.value)
+        else model_path(served.get(name, name), settings.data_dir, plan.weights.value)
         for name, plan in plans.items()
     }
     return JSONResponse(report(detect(), plans, models))

@@ -77,6 +77,15 @@ def damage(path: Path) -> str:
     return ""
 
 
+def model_path(model: str, data_dir: Path, weights: str = "full") -> str:
+    """What resolve_model hands vLLM for `model`, unchecked: the path a running engine loaded,
+    named without reading the disk (it may have been removed or re-prepared since)."""
+    if model in CATALOGUE:
+        return str(model_dir(data_dir, model, weights))
+    local = Path(model).expanduser()
+    return str(local.resolve()) if local.exists() else model
+
+
 def resolve_model(model: str, data_dir: Path, weights: str = "full") -> str:
     """What to hand vLLM for `model`: a prepared catalogue dir (in the form `weights`), a local
     dir, or a hub id (those two as they are)."""

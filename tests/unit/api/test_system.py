@@ -91,3 +91,21 @@ async def test_openapi_docs_are_served(client: httpx.AsyncClient) -> None:
     assert (await client.get("/docs")).status_code == 200
     spec = (await client.get("/openapi.json")).json()
     assert "/v1/translate" in spec["paths"]
+
+
+async def test_info_names_a_loaded_model_whose_files_were_removed_since(
+    serve, fake: FakeTranslator, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """/v1/info checked each vLLM engine's prepared model again at every call: once a `model
+    prepare --force` had removed it under a running server, /v1/info was a 500."""
+    from dragoman.engine.plan import plan_engine
+    from dragoman.host import Host
+    from dragoman.settings import EngineSettings
+
+    host = Host("bf16 CPU", "x86_64", ("avx2", "avx512_bf16"), 2, 2, (0, 1), 24.0, 20.0, None, None)
+    model = EngineSettings().model  # the catalogue's default, not prepared in tmp_path
+    fake.plans = {model: plan_engine(EngineSettings(), host, gpu=False)}
+    async with serve(model=model) as (_app, c):
+        r = await c.get("/v1/info")
+    assert r.status_code == 200, r.text
+    assert r.json()["engines"][model]["model"] == str(tmp_path / "models" / model)
