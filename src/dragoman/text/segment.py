@@ -114,6 +114,13 @@ def _cut(
                 at = max(span[0] - origin - base, 0) or span[1] - origin - base
             else:
                 at = _character_start(core, base, at)
+                # a placeholder's last character and a mark on it (`<0>` and an accent, code
+                # and a joiner) are one character: the cut moved back inside it
+                span = _inside(whole, origin + base + at)
+                if span is not None:
+                    at = max(span[0] - origin - base, 0) or _character_end(
+                        core, base, span[1] - origin - base
+                    )
         parts.append(core[base : base + at])
         base += at
     parts.append(core[base:])
@@ -179,6 +186,13 @@ def _character_start(core: str, base: int, at: int) -> int:
         if cluster.end() > i:
             return cluster.start() - base if cluster.start() > base else at
     return at
+
+
+def _character_end(core: str, base: int, at: int) -> int:
+    """`at` (a cut from `base` right after a placeholder) moved on to where the
+    user-perceived character its last character is part of ends."""
+    cluster = _GRAPHEME.match(core, base + at - 1)
+    return cluster.end() - base if cluster else at
 
 
 def _keep_whole(raws: list[str], whole: Spans) -> list[str]:

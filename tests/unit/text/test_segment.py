@@ -272,6 +272,22 @@ def test_a_hard_cut_keeps_each_character_whole(character: str) -> None:
         assert all(len(p.core) % len(character) == 0 for p in pieces), max_chars
 
 
+@pytest.mark.parametrize(
+    ("placeholder", "mark"),
+    [("<0>", "\u0301"), ("`ab`", "\u200d"), ("%s", "\u0301"), ("{name}", "\u0308")],
+)
+def test_a_hard_cut_is_never_moved_into_a_placeholder(placeholder: str, mark: str) -> None:
+    """A placeholder's last character and a mark on it are one user-perceived character: a
+    hard cut right after the placeholder moved back to that character's start, inside it
+    (`<0` and `>\u0301` went to the model apart). Counted as its `{1}`, a placeholder is
+    often where a cut falls."""
+    text = "x" * 25 + placeholder + mark + " tail"
+    for max_chars in range(20, 36):
+        assert held_whole(text, max_chars, "0"), max_chars
+    text = "Gl0%s;中GtlAxMjM0NTY3ODkwIGZvciB0ZXN0aW5nIGl0www.example.org/p%s" + placeholder + mark
+    assert held_whole(text, 31, "nonewlines")
+
+
 def test_a_fenced_code_block_stays_one_piece() -> None:
     # Its lines went to the model one by one: `print("hello")  # greet` was translated.
     code = '```python\nimport dragoman\nprint("hello")  # greet\n```'
