@@ -1087,3 +1087,16 @@ def test_many_heads_and_bodies_in_a_fragment_are_no_deep_nesting() -> None:
         out, _ = markup.rebuild(markup.units)
         assert out.count(f"<{tag}>") == out.count(f"</{tag}>") == 1000
         assert out.endswith("<p>Hi</p>" + ("</body>" if tag == "body" else ""))
+
+
+def test_the_stand_ins_prefix_is_found_in_one_pass() -> None:
+    """A text holding `dragoman-`, `dragoman1-`, ... was searched once for each: 8,000 of
+    them in 100 KB took 0.4 s."""
+    text = "".join(f"dragoman{n or ''}-" for n in range(8_000)) + '<body class="x">Hi</body>'
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        markup = parse_html(text)
+        best = min(best, time.perf_counter() - start)
+    assert markup.rebuild(markup.units)[0].endswith('<body class="x">Hi</body>')
+    assert best < 0.15

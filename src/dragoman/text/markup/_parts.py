@@ -21,6 +21,7 @@ _TAGS = re.compile(
     r"|<[a-zA-Z](?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?",
     re.IGNORECASE | re.DOTALL,
 )
+_TAKEN = re.compile(r"dragoman(\d*)-")
 # What a <head> holds (HTML's "in head" mode); anything else ends one left open.
 _HEAD_CONTENT = frozenset(
     {
@@ -52,9 +53,11 @@ def stand_in(source: str) -> tuple[str, str]:
     found = [m for m in _TAGS.finditer(source) if m.group(2)]
     if not found:
         return source, ""
-    lowered = source.lower()
+    # A prefix the text holds nowhere (the numbers taken found in one pass: a text of
+    # thousands of them was searched once for each).
+    taken = set(_TAKEN.findall(source.lower()))
     n = 0
-    while f"dragoman{n or ''}-" in lowered:
+    while (str(n) if n else "") in taken:
         n += 1
     prefix = f"dragoman{n or ''}-"
     names = [prefix + m.group(2).lower() for m in found]
