@@ -1089,6 +1089,49 @@ def test_many_heads_and_bodies_in_a_fragment_are_no_deep_nesting() -> None:
         assert out.endswith("<p>Hi</p>" + ("</body>" if tag == "body" else ""))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what libxml2 reads as a comment up to the next `>`, a <body> in it with it
+        '<p>Hi there</p><![CDATA[ <body class="x"> ]]><p>Hi there</p>',
+        '<p>Hi there</p><?pi <body class="x"> ?><p>Hi there</p>',
+        '<p>Hi there</p></ <body class="x">><p>Hi there</p>',
+        '<p>Hi there</p><!x <body class="x">><p>Hi there</p>',
+        # a quote opens no value but after `=`: `<body` is an attribute's name
+        '<p>Hi there <a x"y <body class=z>link</a></p>',
+        # a script's `<!--<script>` holds its first `</script>` as text
+        '<script><!--<script></script><body class="x"></script><p>Hi there</p>',
+        # a plaintext takes the rest of the text, `</plaintext>` included
+        '<p>Hi there</p><plaintext>x</plaintext><body class="y">Hi',
+    ],
+)
+def test_a_body_the_parser_reads_as_text_keeps_its_name(text: str) -> None:
+    """The stand-in's name was written into a comment, an attribute or a script where the
+    parser reads the tag as text (`<!--[CDATA[ <dragoman-body class="x"-->`)."""
+    markup = parse_html(text)
+    out, repairs = markup.rebuild(markup.units)
+    assert "dragoman" not in out and repairs == []
+    assert "Hi there" in markup.units[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<!--> <body class=x>Hi there</body>",  # an empty comment, as <!--->
+        "<!---> <body class=x>Hi there</body>",
+        "<!-- a --!> <body class=x>Hi there</body>",
+        "<script-x>a</script-x><body class=x>Hi there</body>",
+        "<noscript><body class=x>Hi there</body></noscript>",
+        "<script>a</script ><style>b</style foo><body class=x>Hi there</body>",
+        '<a title=x"y>a</a><body class=x>Hi there</body>',
+    ],
+)
+def test_a_body_the_parser_reads_as_a_tag_is_kept(text: str) -> None:
+    markup = parse_html(text)
+    out, _ = markup.rebuild(markup.units)
+    assert '<body class="x">' in out and "Hi there" in markup.units
+
+
 def test_the_stand_ins_prefix_is_found_in_one_pass() -> None:
     """A text holding `dragoman-`, `dragoman1-`, ... was searched once for each: 8,000 of
     them in 100 KB took 0.4 s."""

@@ -10,15 +10,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lxml import etree
+
 _MAY_HOLD = re.compile(r"</?(?:head|body)[\s/>]", re.IGNORECASE)
-# The text's own head and body tags, start or end, stepped over as `_early_ends` steps: one in
-# a comment, a raw-text element (a script's string) or an attribute value is none.
+# A start tag's attributes, as HTML5 reads them: a quote opens a value only right after `=`
+# (`<a x"y <body>` is one tag, its attributes `x"y` and `<body`), a quoted value may hold `>`.
+_ATTRIBUTES = r"""(?:[^>=]++|=\s*+(?:"[^"]*+"|'[^']*+')?)*+"""
+# The text's own head and body tags, start or end, stepped over as libxml2's tokenizer reads
+# them: one in a comment (`<!-->` and `--!>` end one too), in what it reads as one (`<![CDATA[`,
+# `<?`, `</` and no letter: to the next `>`), a raw-text element (a script's string; a
+# `plaintext` runs to the end) or an attribute is none. `restore` finds the rest.
 _TAGS = re.compile(
-    r"<(script|style|textarea|title|xmp|iframe|noembed|noframes|noscript|plaintext)\b"
-    r"(?>.*?(?:</\1\s*>|\Z))"
-    r"|<!--(?>.*?(?:-->|\Z))"
-    r"|</?(head|body)(?=[\s/>])(?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?"
-    r"|<[a-zA-Z](?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>?",
+    r"<plaintext(?=[\s/>]).*"
+    r"|<(script|style|textarea|title|xmp|iframe|noembed|noframes)(?=[\s/>])"
+    r"(?>.*?(?:</\1(?=[\s/>])[^>]*+>?|\Z))"
+    r"|<!--(?>-?>|.*?(?:--!?>|\Z))"
+    r"|<[!?][^>]*+>?|</(?![a-zA-Z])[^>]*+>?"
+    rf"|</?(head|body)(?=[\s/>]){_ATTRIBUTES}>?"
+    rf"|<[a-zA-Z]{_ATTRIBUTES}>?",
     re.IGNORECASE | re.DOTALL,
 )
 _TAKEN = re.compile(r"dragoman(\d*)-")
@@ -85,16 +94,29 @@ def stand_in(source: str) -> tuple[str, str]:
     return "".join(out), prefix
 
 
-def restore(top: Any, prefix: str) -> None:
+def restore(top: Any, prefix: str) -> bool:
     """The stand-ins in `top` named `head` and `body` again; a head the text left open ends
-    where a browser ends it, before the first thing a head cannot hold."""
+    where a browser ends it, before the first thing a head cannot hold. False, and none
+    renamed, when a stand-in's name was read as anything but an element's (text, a comment,
+    an attribute): the tags were not where `stand_in` read them."""
     if not prefix:
-        return
+        return True
+    if _READ_OTHERWISE(top, p=prefix):
+        return False
     names = (prefix + "head", prefix + "head" + _OPEN, prefix + "body")
     for node in list(top.iter(*names)):
         if node.tag.endswith(_OPEN):
             _end(node)
         node.tag = node.tag[len(prefix) :].removesuffix(_OPEN)
+    return True
+
+
+# Anywhere a name put in by `stand_in` may be read but as an element's.
+_READ_OTHERWISE = etree.XPath(
+    "boolean(//text()[contains(., $p)] | //comment()[contains(., $p)]"
+    " | //processing-instruction()[contains(., $p)]"
+    " | //@*[contains(., $p) or contains(name(), $p)])"
+)
 
 
 def _end(head: Any) -> None:

@@ -168,13 +168,10 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     head = _DOCUMENT.match(source)
     if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
         head = None  # XML sent as HTML: a fragment, as it always was
-    parts = ""
+    plain, parts = source, ""
     if not head:
         source, parts = _parts.stand_in(source)
-    source = _early_ends(source)
-    voids = _void.may_hold(source)
-    if voids:
-        source = _void.self_close(source)
+    source, voids = _prepare(source)
     # What comes before a document's DOCTYPE or <html> (a byte order mark, spaces, comments) is
     # never translated and is written back as sent: lxml would drop the mark and write the
     # comments after the DOCTYPE.
@@ -192,8 +189,11 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             # swallow them
             root = etree.fromstring(f"<html><body>{source}", parser).find("body")
             kind = "html-fragment"
-            if root is not None:
-                _parts.restore(root, parts)
+            if root is not None and not _parts.restore(root, parts):
+                # a stand-in's name read as text (a script's `<!--<script>`): none is used
+                source, voids = _prepare(plain)
+                parser = etree.HTMLParser(no_network=True)
+                root = etree.fromstring(f"<html><body>{source}", parser).find("body")
     except (etree.ParserError, ValueError):
         root = None
     if any(e.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT for e in parser.error_log):
@@ -210,6 +210,14 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
     return _extract(text, root, kind, extractor, before, raw, mark, trail)
+
+
+def _prepare(source: str) -> tuple[str, bool]:
+    """`source` as libxml2 is given it (`_early_ends`, `_void`), and whether it may hold a
+    void element libxml2 does not know."""
+    source = _early_ends(source)
+    voids = _void.may_hold(source)
+    return (_void.self_close(source) if voids else source), voids
 
 
 def _early_ends(source: str) -> str:
