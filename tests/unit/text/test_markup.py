@@ -1132,6 +1132,40 @@ def test_a_body_the_parser_reads_as_a_tag_is_kept(text: str) -> None:
     assert '<body class="x">' in out and "Hi there" in markup.units
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "<body><ul><li>One<body class=b>more</li><li>Two</li></ul></body>",
+            '<body><ul><li>One<body class="b">more</body></li><li>Two</li></ul></body>',
+        ),
+        (
+            "<body><ul><li>One<body class=b>more</li><li>Two</li></ul>",
+            '<body><ul><li>One<body class="b"></body>more</li><li>Two</li></ul></body>',
+        ),
+        (
+            "<body class=a><table><tr><td><body class=b><p>Cell</p></body></td></tr></table>",
+            '<body class="a"><table><tr><td><body class="b"><p>Cell</p></body></td></tr>'
+            "</table></body>",
+        ),
+    ],
+)
+def test_a_body_inside_an_open_one_closes_nothing_the_text_holds_open(
+    text: str, expected: str
+) -> None:
+    """An end tag put before it for the open body closed the list it stands in: the rest of
+    the item and the next one went on outside the list (`<li>Two</li>` in no list)."""
+    markup = parse_html(text)
+    assert markup.rebuild(markup.units) == (expected, [])
+
+
+def test_bodies_closed_as_nested_are_kept_nested_only_so_deep() -> None:
+    markup = parse_html("<body>" * 1000 + "<p>Hi</p>" + "</body>" * 1000)
+    out, _ = markup.rebuild(markup.units)
+    assert out.count("<body>") == out.count("</body>") == 1000
+    assert out.startswith("<body>" * 16 + "<body></body>") and "<p>Hi</p>" in out
+
+
 def test_the_stand_ins_prefix_is_found_in_one_pass() -> None:
     """A text holding `dragoman-`, `dragoman1-`, ... was searched once for each: 8,000 of
     them in 100 KB took 0.4 s."""

@@ -31,6 +31,7 @@ _TAGS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _TAKEN = re.compile(r"dragoman(\d*)-")
+_NESTED = 16  # bodies inside bodies kept as written
 # What a <head> holds (HTML's "in head" mode); anything else ends one left open.
 _HEAD_CONTENT = frozenset(
     {
@@ -54,9 +55,12 @@ _OPEN = "-open"  # a <head> the text does not close
 def stand_in(source: str) -> tuple[str, str]:
     """`source` with its own head and body tags renamed (`<body class="x">` to
     `<dragoman-body class="x">`), and the stand-ins' prefix ("" when it has none). A head
-    with no end tag of its own before the next head or the end is marked open. A head or body
-    that starts while one is open ends that one first, as a browser reads it (it merges the
-    two): nested, thousands of them went past the parser's depth."""
+    with no end tag of its own before the next head or the end is marked open; a head that
+    starts while one is open ends that one first. A body inside an open one stays there as
+    written when an end tag of its own closes it (up to `_NESTED` deep); else it is closed
+    where it stands (`<body class="x" />`), as a browser merges it into the open one and goes
+    on: nested, thousands went past the parser's depth, and an end tag put before it for the
+    open one closed what the text holds open in it (a list went on outside its list)."""
     if not _MAY_HOLD.search(source):
         return source, ""
     found = [m for m in _TAGS.finditer(source) if m.group(2)]
@@ -70,26 +74,38 @@ def stand_in(source: str) -> tuple[str, str]:
         n += 1
     prefix = f"dragoman{n or ''}-"
     names = [prefix + m.group(2).lower() for m in found]
-    ends = [""] * len(found)  # an end tag put before each, for the one it finds open
-    open_: dict[str, int] = {}  # "head" or "body" -> the index of the one open
+    ends = [""] * len(found)  # an end tag put before each, for the head it finds open
+    closed = [False] * len(found)  # a body closed where it starts
+    head: int | None = None  # the index of the head open
+    bodies: list[int] = []  # the bodies open, innermost last
     for i, m in enumerate(found):
-        tag = m.group(2).lower()
-        if m.group().startswith("</"):
-            open_.pop(tag, None)
-            continue
-        if tag in open_:
-            before = open_[tag]
-            if tag == "head":
-                names[before] += _OPEN
-            ends[i] = f"</{names[before]}>"
-        open_[tag] = i
-    if "head" in open_:
-        names[open_["head"]] += _OPEN
+        tag, closing = m.group(2).lower(), m.group().startswith("</")
+        if tag == "body":
+            if closing and bodies:
+                bodies.pop()
+            elif not closing and len(bodies) < _NESTED:
+                bodies.append(i)
+            elif not closing:
+                closed[i] = True
+        elif closing:
+            head = None
+        else:
+            if head is not None:
+                names[head] += _OPEN
+                ends[i] = f"</{names[head]}>"
+            head = i
+    if head is not None:
+        names[head] += _OPEN
+    for i in bodies[1:]:  # left open inside another
+        closed[i] = True
     out: list[str] = []
     at = 0
-    for m, name, end in zip(found, names, ends, strict=True):
+    for m, name, end, close in zip(found, names, ends, closed, strict=True):
         out += (source[at : m.start()], end, source[m.start() : m.start(2)], name)
         at = m.end(2)
+        if close and m.group().endswith(">"):  # a space: `<body class=x/>` holds "x/"
+            out += (source[at : m.end() - 1], " />")
+            at = m.end()
     out.append(source[at:])
     return "".join(out), prefix
 
