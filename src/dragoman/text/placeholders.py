@@ -13,21 +13,46 @@ from typing import NamedTuple
 
 from dragoman.text.letters import unused_private_char
 
+# The letters of scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar;
+# Korean's particles): word characters, which a placeholder stands right beside
+# ("密钥是abc...XYZ请保存", "邮箱是a@b.com请联系", "你好%s欢迎"); a Latin, Cyrillic or Greek letter
+# there is a word the placeholder is part of. Their punctuation ends a URL as ours does.
+_UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3040-\u30ff"
+    "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
+    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_WIDE_PUNCTUATION = "\u3000-\u3004\u3008-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_LETTER = rf"[^\W{_UNSPACED}]"  # a word character of a spaced script
+# A URL's characters: such a letter only where no ASCII letter or digit is right before it (a
+# path's /北京 is the URL's, the words after https://example.com了解更多 are not).
+_URL_SCRIPT = rf"(?<![A-Za-z0-9])[{_UNSPACED}]"
+_URL = (
+    r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|www\.)"
+    rf"""(?:[^\s<>"'{_UNSPACED}{_WIDE_PUNCTUATION}]|{_URL_SCRIPT})*"""
+    rf"""(?:[^\s<>"'.,;:!?)\]{_UNSPACED}{_WIDE_PUNCTUATION}]|{_URL_SCRIPT})"""
+)
+_ADDRESS = rf"(?:{_LETTER}|[.+-])"
+# Where an address starts, right after its first character: none of them before it (looked
+# for after that character, which most positions of a text fail at once)
+_STARTED = rf"(?<!{_LETTER}.)(?<![.+-].)"
+_LABEL = rf"(?:{_LETTER}++|-++)++"  # runs of one class at a time: sre's quick loop
+_DATA = rf"""[^\s<>"'{_UNSPACED}{_WIDE_PUNCTUATION}]"""  # base64 holds none of them
 # Longest and most specific first (a URL may hold '%s' or '@'; {{var}} holds {var}). A URL's
 # scheme and an address start only where their run of characters starts: tried at every
 # letter of every word, they cost a scan of the rest of the word each time.
 # Inline code (`a`, ``a`b``) is found apart, as fenced code is (`code_spans`): in the pattern,
 # each backtick run with no closing run of its length scanned the rest of its line (a line of
 # runs of 1, 2, 3... backticks, 100 KB, took 0.48 s, holding the GIL).
-_BASE = r"""
-    (?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|www\.)[^\s<>"']+[^\s<>"'.,;:!?)\]]   # URLs
-    | (?<![\w.+-])data:[\w.+-]+/[\w.+-]+(?:;[^\s,;<>"']+)*,[^\s<>"']+   # data: URIs
-    | (?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+  # e-mail addresses
-    | \{\{[^{}]*\}\} | \$\{[^{}]*\}             # {{var}} ${var}
+_BASE = rf"""
+    {_URL}                                      # URLs
+    | data:(?<!{_LETTER}data:)(?<![.+-]data:)[\w.+-]+/[\w.+-]+(?:;[^\s,;<>"']+)*,{_DATA}+  # data:
+    | {_ADDRESS}{_STARTED}(?:{_LETTER}++|[.+-]++)*+@{_LABEL}(?:\.{_LABEL})++  # e-mail addresses
+    | \{{\{{[^{{}}]*\}}\}} | \$\{{[^{{}}]*\}}             # {{{{var}}}} ${{var}}
     | %\([\w.-]+\)[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGcr]   # %(name)s
     | %\d+\$[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGc@]        # %1$s
-    | %[-+\#0]*\d*(?:\.\d+)?(?:ll|l|h)?[sdifuxXoeEgGc@]\b  # %s %d %-5.2f %@ (not "50% off")
-    | \{[\w.:-]*\}                              # {name} {0} (not ICU plural: it holds text)
+    | %[-+\#0]*\d*(?:\.\d+)?(?:ll|l|h)?[sdifuxXoeEgGc@](?!{_LETTER})  # %s %-5.2f (not %success)
+    | \{{[\w.:-]*\}}                              # {{name}} {{0}} (not ICU plural: it holds text)
     | :[a-z0-9_+-]+:                            # :emoji_name:
     | \[[A-Z]\d+[A-Z]\]                         # [X1X] (Weblate's masks)
     | </?\d+/?>                                 # i18next <0></0> <1/>
@@ -41,11 +66,6 @@ _BASE = r"""
 # (Chinese, Japanese, Thai; Korean's particles), which a key stands right beside
 # ("密钥是abc...XYZ请保存"): a Latin, Cyrillic or Greek letter there is a word the run is part of.
 _WORD = r"(?>[A-Za-z]*[0-9]*[A-Za-z]*)"
-_UNSPACED = (
-    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3040-\u30ff"
-    "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
-    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-)
 _EDGE = rf"[^\W{_UNSPACED}]|[+/=-]"
 _RUN = rf"""
     | (?<!{_EDGE}) (?=[A-Za-z+/_-]*[0-9]) (?=[0-9+/_-]*[A-Za-z])

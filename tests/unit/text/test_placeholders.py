@@ -255,3 +255,44 @@ def test_a_long_run_is_one_unit_whatever_its_length() -> None:
     # the run is one token of its sentence, which is not cut for it (counted as its {1})
     assert p.units == ["See {1} here.", "And then another sentence follows."]
     assert p.assemble(p.units) == (text, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "originals"),
+    [
+        ("请访问https://example.com了解更多信息。", ("https://example.com",)),
+        (
+            "详见https://zh.wikipedia.org/wiki/北京大学。",
+            ("https://zh.wikipedia.org/wiki/北京大学",),
+        ),
+        ("https://example.com/search?q=北京&x=1，然后", ("https://example.com/search?q=北京&x=1",)),
+        ("www.example.com请看", ("www.example.com",)),
+        ("邮箱是admin@example.com请联系", ("admin@example.com",)),
+        ("メールはbob@example.jpまで", ("bob@example.jp",)),
+        ("图片data:image/png;base64,iVBORw0KGgo=请保存", ("data:image/png;base64,iVBORw0KGgo=",)),
+        ("你好%s欢迎", ("%s",)),
+        ("こんにちは%dさん", ("%d",)),
+        # `%@`'s edge was a word boundary after `@`: masked before a letter only
+        ("Hello %@ there", ("%@",)),
+        ("Hello %@.", ("%@",)),
+        # a spaced script's letters are still part of the word
+        ("%success", ()),
+        ("café@example.com", ("café@example.com",)),
+        ("Mail bob.smith+x@mail.example.org now", ("bob.smith+x@mail.example.org",)),
+    ],
+)
+def test_a_placeholder_right_beside_unspaced_script_ends_there(
+    text: str, originals: tuple[str, ...]
+) -> None:
+    """Their letters are word characters: an address took the sentence around it
+    (`邮箱是admin@example.com请联系` went to the model whole, untranslated), a URL the words
+    after it, and `%s` before one was no placeholder."""
+    assert mask(text).originals == originals
+
+
+def test_addresses_beside_unspaced_script_are_found_in_linear_time() -> None:
+    """Each letter after a Chinese one may start an address now: each must stop at the next."""
+    for text in ("中a" * 50_000 + "@", "http://" + "中a" * 50_000, "a" * 100_000 + "@"):
+        start = time.perf_counter()
+        mask(text)
+        assert time.perf_counter() - start < 1.0
