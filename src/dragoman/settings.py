@@ -504,7 +504,8 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     out of Python's garbage collector's sight (gc.freeze): its full collections then scan
     what requests allocate, not the ~400,000 objects the engine's imports leave (a full
     collection of those held every request still for ~0.3 s; dragoman_gc_pause_seconds
-    shows them)."""
+    shows them); and raise its thresholds (5000, 10, 100), so a full collection waits for
+    millions of allocations: a huge request's plan was walked by 15 of them."""
 
     api_keys_file: Path | None = None
     """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
@@ -985,6 +986,11 @@ class RouteSettings(MetricsKeyed):
     log_format: Literal["text", "json"] = "text"
     """Log lines: `text`, or `json` (one JSON object a line on stderr), as on `dragoman
     serve`."""
+
+    gc_freeze: bool = True
+    """As on `dragoman serve`: once started, freeze what is alive out of Python's garbage
+    collector's sight and raise its thresholds, so a full collection walks only what
+    requests allocate (the proxy's imports: ~70,000 objects)."""
 
     @field_validator("backend_urls", mode="before")
     @classmethod

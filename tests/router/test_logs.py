@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from dragoman.bench.servers import Launched, free_port
+from dragoman.heap import THRESHOLDS
 
 BODY = {"text": "héllo", "source_lang": "en", "target_lang": "fr"}
 CHECKS = ["--check-interval", "0.2", "--fail-threshold", "2", "--recover-threshold", "1"]
@@ -88,3 +89,18 @@ def test_route_text_access_lines_name_the_request(logs: Path, stop_all: list[Lau
         lines = stopped(launched)
         [line] = [x for x in lines if "dragoman.access [req-t1]" in x]
         assert " INFO dragoman.access [req-t1]: POST /v1/translate 200 " in line
+
+
+def test_serve_and_route_settle_their_heaps_once_started(
+    logs: Path, stop_all: list[Launched]
+) -> None:
+    """Each process freezes what is alive once started and raises the collector's thresholds
+    (dragoman/heap.py), once, and says so."""
+    server = launch(logs, "serve", "--architecture", "echo")
+    stop_all.append(server)
+    router = launch(logs, "route", "--backend-urls", server.url, *CHECKS)
+    stop_all.append(router)
+    for launched in (router, server):
+        [line] = [x for x in stopped(launched) if " dragoman.heap" in x]
+        assert " INFO dragoman.heap" in line and ": heap frozen: " in line
+        assert f"thresholds {','.join(map(str, THRESHOLDS))} " in line

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,3 +17,16 @@ def _no_dragoman_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fake engines echo their input, which the reply check (service/validate.py) rightly
     # reads as the wrong language and asks again: tests of the check turn it back on.
     monkeypatch.setenv("DRAGOMAN_RETRY_INVALID", "0")
+
+
+@pytest.fixture
+def restored_gc() -> Iterator[None]:
+    """This test process's garbage collector as it was after the test: unfrozen, its
+    thresholds back (a test that settles the heap as a server process does)."""
+    assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import signal
 import socket
-import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from types import FrameType
@@ -18,6 +16,7 @@ from dragoman.api.app import build_app
 from dragoman.api.lifecycle import TranslatorFactory
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineDead
+from dragoman.heap import settle
 from dragoman.logs import setup as setup_logs
 from dragoman.logs import uvicorn_log_config
 from dragoman.models.catalogue import CATALOGUE
@@ -194,22 +193,6 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
-def freeze_heap() -> None:
-    """What is alive once the engine is up stays alive: collect what is not, then freeze the
-    rest out of the collector's sight, so its full collections scan only what requests
-    allocate (the engine's imports leave ~400,000 objects: a full collection of them took
-    ~0.23 s on a 2-core host, holding every request still). vLLM does the same in its engine
-    process."""
-    started = time.perf_counter()
-    gc.collect()
-    gc.freeze()
-    log.info(
-        "heap frozen: %d objects out of the collector's sight (%.2f s)",
-        gc.get_freeze_count(),
-        time.perf_counter() - started,
-    )
-
-
 def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
     """Serve until SIGTERM (drain, then return: exit 0) or until the engine dies (raise
     EngineDead: exit 1)."""
@@ -219,9 +202,7 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
         if server is not None:
             server.on_fatal(reason)
 
-    app = build_app(
-        settings, factory, on_fatal, after_ready=freeze_heap if settings.gc_freeze else None
-    )
+    app = build_app(settings, factory, on_fatal, after_ready=settle if settings.gc_freeze else None)
     config = uvicorn.Config(
         app,
         host=settings.host,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -60,7 +60,11 @@ def backends_from(settings: RouteSettings) -> list[Backend]:
     return out
 
 
-def build_router_app(settings: RouteSettings) -> FastAPI:
+def build_router_app(
+    settings: RouteSettings, after_start: Callable[[], None] | None = None
+) -> FastAPI:
+    """`after_start` runs as the lifespan starts, once the clients are built (the proxy
+    process's own set-up: `route` below)."""
     metrics = RouterMetrics()
     pool = Pool(
         backends_from(settings),
@@ -85,6 +89,8 @@ def build_router_app(settings: RouteSettings) -> FastAPI:
             stats,
         ):
             app.state.client = client
+            if after_start is not None:
+                after_start()
             task = asyncio.create_task(run_checks(checker, pool, metrics, settings.check_interval))
             try:
                 yield
@@ -232,6 +238,7 @@ def route(settings: RouteSettings) -> None:
 
     import uvicorn
 
+    from dragoman.heap import settle
     from dragoman.listen import check_listen
     from dragoman.logs import setup, uvicorn_log_config
 
@@ -240,7 +247,7 @@ def route(settings: RouteSettings) -> None:
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     setup(settings.log_format)
     check_listen(settings.host, settings.port)
-    app = build_router_app(settings)
+    app = build_router_app(settings, after_start=settle if settings.gc_freeze else None)
     uvicorn.run(
         app,
         host=settings.host,

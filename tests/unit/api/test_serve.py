@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dragoman.api.serve import freeze_heap, run
+from dragoman.api.serve import run
 from dragoman.cli import main
 from dragoman.errors import EngineDead
+from dragoman.heap import THRESHOLDS
 from dragoman.metrics import Metrics
 from dragoman.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
@@ -27,9 +28,19 @@ def test_dead_engine_stops_the_server_with_an_error(tmp_path: Path) -> None:
         log_level="warning",
         gc_freeze=False,  # not this test process's heap
     )
+    callbacks = len(gc.callbacks)
+    with pytest.raises(EngineDead) as raised:
+        serve_in_a_thread(settings, fake)
+    assert raised.value.message == "the engine has stopped"
+    assert len(gc.callbacks) <= callbacks  # the server's GC timing left with it
+
+
+def serve_in_a_thread(settings: ServeSettings, fake: FakeTranslator) -> None:
+    """`run` in a thread (uvicorn installs no signal handlers off the main thread), waited
+    for; what it raised, raised here."""
     raised: list[BaseException] = []
 
-    def serve() -> None:  # uvicorn installs no signal handlers off the main thread
+    def serve() -> None:
         try:
             run(settings, factory_for(fake))
         except BaseException as exc:
@@ -37,12 +48,10 @@ def test_dead_engine_stops_the_server_with_an_error(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=serve)
     thread.start()
-    callbacks = len(gc.callbacks)
     thread.join(timeout=30)
     assert not thread.is_alive()
-    assert len(raised) == 1 and isinstance(raised[0], EngineDead)
-    assert raised[0].message == "the engine has stopped"
-    assert len(gc.callbacks) <= callbacks  # the server's GC timing left with it
+    if raised:
+        raise raised[0]
 
 
 def test_collections_are_timed_by_generation() -> None:
@@ -54,15 +63,18 @@ def test_collections_are_timed_by_generation() -> None:
     assert full is not None and full >= 1 and took is not None and took > 0
 
 
-def test_freeze_heap_puts_the_live_objects_out_of_the_collectors_sight() -> None:
-    assert gc.get_freeze_count() == 0
-    try:
-        freeze_heap()
-        frozen = gc.get_freeze_count()
-        assert frozen > 10_000  # the modules this process imported, at least
-        assert len(gc.get_objects()) < frozen  # what is left to scan is what came after
-    finally:
-        gc.unfreeze()
+def test_run_settles_the_heap_once_the_engine_is_up(tmp_path: Path, restored_gc: None) -> None:
+    """`dragoman serve` (--gc-freeze, the default) freezes what is alive once the engine is
+    up and raises the collector's thresholds (dragoman/heap.py)."""
+    fake = FakeTranslator()
+    fake.dead = True  # loads (the heap is settled then), then dies: the server stops
+    settings = ServeSettings(
+        data_dir=tmp_path, port=0, engine_check_interval=0.05, log_level="warning"
+    )
+    with pytest.raises(EngineDead):
+        serve_in_a_thread(settings, fake)
+    assert gc.get_freeze_count() > 10_000
+    assert gc.get_threshold() == THRESHOLDS
 
 
 def test_serve_with_a_language_it_cannot_serve_exits_2_before_listening(
