@@ -17,13 +17,14 @@ log = logging.getLogger(__name__)
 THRESHOLDS = (5_000, 10, 100)
 """`gc.set_threshold` once settled (Python's default: 700, 10, 10). A huge request (64 pages of
 60 KB of HTML) keeps ~400,000 objects of its plan alive for its whole run while its units'
-objects churn through the young generations: at the default, 15 full collections a request
-walked that plan, up to 0.19 s each (in-process, 2 cores; up to 0.7 s in a busy server).
-5,000 young objects between collections let most of a unit's objects die by reference count
-first, and a full one waits for 100 middle-generation collections: at least 5 million net
-allocations, more than the largest request makes (~2.5 million), so none falls inside one. A
-middle-generation collection walks at most ~50,000 objects (~10-20 ms); garbage cycles that
-reach the old generation wait for the next full collection, every few million allocations."""
+objects churn through the young generations: at the default, 16-17 full collections a request
+walked that plan, 0.1-0.7 s each (echo server, 2 cores). With 5,000 young objects between
+collections most of a unit's objects die by reference count first, and a full collection waits
+for 100 middle-generation collections, ~14 of them a huge request: none fell inside 10 such
+requests (2000, 10, 100 left one in 3 of 6; benchmarks/loop/stalls.py). A middle-generation
+collection then walks up to ~50,000 objects (13 ms at the median). The collector freed nothing
+during requests (what they allocate dies by reference count), so this costs no memory; cycles
+are still collected, by the full collections that still come."""
 
 
 def settle() -> None:

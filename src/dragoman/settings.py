@@ -505,7 +505,7 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     what requests allocate, not the ~400,000 objects the engine's imports leave (a full
     collection of those held every request still for ~0.3 s; dragoman_gc_pause_seconds
     shows them); and raise its thresholds (5000, 10, 100), so a full collection waits for
-    millions of allocations: a huge request's plan was walked by 15 of them."""
+    millions of allocations: a huge request's plan was walked by 16-17 of them."""
 
     api_keys_file: Path | None = None
     """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
