@@ -13,8 +13,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -22,6 +23,8 @@ from dragoman.bench import servers
 from dragoman.bench.servers import launch_echo, start
 from dragoman.models.catalogue import DEFAULT_MODEL
 from tests.bench._signals import default_signals
+
+T = TypeVar("T")
 
 MARK = "DRAGOMAN_TEST_MARK"
 
@@ -43,12 +46,14 @@ def marked(mark: str) -> list[int]:
     return found
 
 
-def wait_for(condition: object, seconds: float, what: str) -> None:
+def wait_for(condition: Callable[[], T], seconds: float, what: str) -> T:
+    """What `condition()` gives once it is true."""
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not (found := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {seconds} s: {what}")
         time.sleep(0.05)
+    return found
 
 
 def server_pids(mark: str, exclude: int | None = None) -> list[int]:
@@ -220,16 +225,22 @@ def test_sigkill_of_the_bench_takes_its_servers_down(
             stderr=err,
             preexec_fn=default_signals,
         )
+    started = lambda: [p for p in server_pids(mark, proc.pid) if _exec_done(p)]  # noqa: E731
+    _kill_once(proc, started, "a server of the bench")
+    wait_for(lambda: not marked(mark), 60, "no server of the killed bench left")
+
+
+def _kill_once(proc: subprocess.Popen[bytes], started: Callable[[], T], what: str) -> T:
+    """SIGKILL the bench once `started()` holds (what it gave back); never left running."""
     try:
-        started = lambda: [p for p in server_pids(mark, proc.pid) if _exec_done(p)]  # noqa: E731
-        wait_for(started, 120, "a server of the bench started")
+        found = wait_for(started, 120, f"{what} started")
         proc.kill()
         proc.wait(timeout=60)
+        return found
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    wait_for(lambda: not marked(mark), 60, "no server of the killed bench left")
 
 
 def _sigterm_pending(pid: int) -> bool:
@@ -291,38 +302,16 @@ FAKE_VLLM = {
 def test_sigkill_of_the_bench_takes_its_offline_ceiling_down(mark: str, tmp_path: Path) -> None:
     # The ceiling's process loads the engine (gigabytes). Started by multiprocessing, it went
     # on running after a SIGKILLed bench; it is now started as the servers are.
-    fake = tmp_path / "fake"
-    (fake / "vllm").mkdir(parents=True)
-    for name, text in FAKE_VLLM.items():
-        (fake / "vllm" / name).write_text(text)
     up = tmp_path / "loading.pid"
     echo = launch_echo(tmp_path, "en,fr")
-    env = {
-        **os.environ,
-        "FAKE_VLLM_UP": str(up),
-        "PYTHONPATH": os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]),
-    }
-    args = ["--url", echo.url, "--offline", "--model", "stand-in/model", "--offline-requests"]
-    args += ["2", "--concurrency", "1", "--requests-per-level", "2", "--out", str(tmp_path / "o")]
     try:
         with (tmp_path / "stderr.txt").open("wb") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "dragoman", "bench", *args],
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                env=env,
-                preexec_fn=default_signals,
+            proc = _bench_with_fake_vllm(
+                tmp_path, echo.url, FAKE_VLLM, stdout=subprocess.DEVNULL, stderr=err
             )
-        try:
-            wait_for(up.exists, 120, "the ceiling's engine loading")
-            ceiling = int(up.read_text())
-            assert ceiling in marked(mark)
-            proc.kill()
-            proc.wait(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        loading = lambda: up.exists() and int(up.read_text())  # noqa: E731
+        # the ceiling is one of the bench's processes, marked as its servers are
+        ceiling = _kill_once(proc, lambda: loading() in marked(mark) and loading(), "the ceiling")
         wait_for(lambda: ceiling not in marked(mark), 60, "the killed bench's ceiling gone")
     finally:
         echo.stop()

@@ -8,14 +8,37 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dragoman import logs
 from dragoman.bench.servers import launch_echo
 from dragoman.cli import main
+
+
+def no_server() -> str:
+    """The URL of a port nothing listens on: the command starts its engine here."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{free.getsockname()[1]}"
+
+
+def local_echo(monkeypatch: pytest.MonkeyPatch, on_open: Callable[[Any], None]) -> None:
+    """The engine `translate` starts here is the echo engine (`on_open` sees its settings);
+    nothing is prepared."""
+    import dragoman.api.serve as serve
+    import dragoman.models.prepare as prepare
+    from dragoman.engine.echo import open_echo
+
+    def fake_open(settings: Any, langs: tuple[str, ...]) -> object:
+        on_open(settings)
+        return open_echo("echo", langs, 0.0)
+
+    monkeypatch.setattr(serve, "open_translator", fake_open)
+    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: None)
 
 
 def test_translate_sends_its_key_to_a_server_with_keys_on(
@@ -53,10 +76,7 @@ def test_translate_with_a_language_the_server_refuses_exits_2(
 def test_translate_with_an_unknown_language_and_no_server_exits_2_before_any_engine(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    with socket.socket() as s:  # a port nothing listens on: the engine would start here
-        s.bind(("127.0.0.1", 0))
-        free = s.getsockname()[1]
-    argv = ["translate", "Hello", "--to", "xx", "--server", f"http://127.0.0.1:{free}"]
+    argv = ["translate", "Hello", "--to", "xx", "--server", no_server()]
     assert main(argv) == 2
     assert capsys.readouterr().err == (
         "dragoman: error: target_lang: unknown language code 'xx' (ISO 639-1)\n"
@@ -67,9 +87,6 @@ def test_translate_without_a_server_ignores_serves_models(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A config file's `[[models]]` are serve's: the local engine is `--model`'s alone."""
-    import dragoman.api.serve as serve
-    import dragoman.models.prepare as prepare
-    from dragoman.engine.echo import open_echo
     from dragoman.settings import ServeSettings
 
     config = tmp_path / "dragoman.toml"
@@ -79,16 +96,8 @@ def test_translate_without_a_server_ignores_serves_models(
     )
     monkeypatch.setenv("DRAGOMAN_CONFIG", str(config))
     started: list[ServeSettings] = []
-
-    def fake_open(settings: ServeSettings, langs: tuple[str, ...]) -> object:
-        started.append(settings)
-        return open_echo("echo", langs, 0.0)
-
-    monkeypatch.setattr(serve, "open_translator", fake_open)
-    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: None)
-    with socket.socket() as free:  # a port nothing listens on
-        free.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    local_echo(monkeypatch, started.append)
+    url = no_server()
     argv = ["translate", "Hello", "--to", "fr", "--server", url, "--architecture", "continuous"]
     assert main([*argv, "--data-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "Hello\n"
@@ -125,9 +134,7 @@ def test_translate_auto_without_a_server_answers_as_a_server_does(
     text: str, status: int, out: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Decided before any engine starts: the server's 200 unchanged, or its 400 (exit 2)."""
-    with socket.socket() as free:  # a port nothing listens on
-        free.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    url = no_server()
     argv = ["translate", text, "--source", "auto", "--to", "fr", "--server", url]
     assert main(argv) == status
     got = capsys.readouterr()
@@ -154,9 +161,7 @@ def test_translate_of_empty_input_exits_2_as_a_server_answers_it(
     monkeypatch.setattr(serve, "open_translator", no_engine)
     monkeypatch.setattr(prepare, "prepare", no_engine)
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
-    with socket.socket() as free:  # a port nothing listens on
-        free.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    url = no_server()
     argv = ["translate", "-", "--source", source, "--to", "en", "--server", url]
     assert main(argv) == 2
     got = capsys.readouterr()
@@ -185,24 +190,12 @@ def test_translate_with_a_local_engine_writes_json_log_lines(
 ) -> None:
     """`--log-format json` (DRAGOMAN_LOG_FORMAT) as on `serve`: the engine's records and the
     notice that it starts here are JSON lines; the translation is stdout's alone."""
-    import dragoman.api.serve as serve
-    import dragoman.models.prepare as prepare
-    from dragoman.engine.echo import open_echo
-    from dragoman.settings import ServeSettings
-
     # Set, then removed: undone after the test, so the path json's setup sets goes too.
     monkeypatch.setenv("VLLM_LOGGING_CONFIG_PATH", "")
     monkeypatch.delenv("VLLM_LOGGING_CONFIG_PATH")
 
-    def fake_open(settings: ServeSettings, langs: tuple[str, ...]) -> object:
-        logging.getLogger("vllm.engine").warning("engine up: %s", "東京")
-        return open_echo("echo", langs, 0.0)
-
-    monkeypatch.setattr(serve, "open_translator", fake_open)
-    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: None)
-    with socket.socket() as free:  # a port nothing listens on
-        free.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    local_echo(monkeypatch, lambda _: logging.getLogger("vllm.engine").warning("engine up: 東京"))
+    url = no_server()
     argv = ["translate", "Hello", "--to", "fr", "--server", url, "--architecture", "continuous"]
     argv += ["--data-dir", str(tmp_path)]
     if how == "flag":
