@@ -347,6 +347,13 @@ def cpu_flags() -> str:
     return "\n".join(sorted(set(flags))) + "\n"
 
 
+def _dump(out: dict[str, Any]) -> str:
+    """Meta and summary readable; each record (thousands of raw figures) on one line."""
+    records = ",\n  ".join(json.dumps(r) for r in out["records"])
+    head = {k: v for k, v in out.items() if k != "records"}
+    return json.dumps(head, indent=1)[:-2] + f',\n "records": [\n  {records}\n ]\n}}\n'
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--hooked-serve":
         sys.exit(hooked_serve(sys.argv[2], sys.argv[4:]))
@@ -397,7 +404,7 @@ def main() -> None:
         "poll_every_s": POLL_EVERY,
     }
     (args.out / "stalls.json").write_text(
-        json.dumps({"meta": meta, "summary": rows, "records": records}, indent=1) + "\n"
+        _dump({"meta": meta, "summary": rows, "records": records})
     )
     rss = "".join(
         f"- {s.name}: RSS {rss_start[s.name]:.0f} MiB at the start, after each request "
