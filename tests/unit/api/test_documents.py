@@ -318,6 +318,30 @@ async def test_html_nested_past_the_parsers_limit_is_refused(serve) -> None:  # 
         assert r.json() == {"message": "HTML nested deeper than 255 elements"}
 
 
+async def test_html_ending_inside_an_open_attribute_quote_is_refused_on_each_surface(
+    client: httpx.AsyncClient,
+) -> None:
+    """The parser read the rest of the text as the value and dropped it: the answer was an
+    empty text with a 200, the user's text gone."""
+    page = '<p title="x>Hello world.</p><p>More text.</p>'
+    where = 'quote (") opened at line 1, column 10 is never closed'
+    r = await client.post("/v1/translate", json=body(page, format="html"))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "invalid_request"
+    assert where in r.json()["error"]["message"]
+    r = await client.post(
+        "/v2/translate", data={"text": page, "target_lang": "FR", "tag_handling": "html"}
+    )
+    assert r.status_code == 400 and where in r.json()["message"], r.text
+    r = await client.post(
+        "/translate", json={"q": page, "source": "en", "target": "fr", "format": "html"}
+    )
+    assert r.status_code == 400 and where in r.json()["error"], r.text
+    # a page cut inside a tag hides no text after it: repaired as a browser does
+    r = await client.post("/v1/translate", json=body('<p>Hello <a href="x', format="html"))
+    assert r.status_code == 200 and r.json()["translations"][0]["text"] == "<p>[fr] Hello </p>"
+
+
 async def test_a_glossary_reaches_the_model_and_misses_are_reported(
     client: httpx.AsyncClient, fake: FakeTranslator
 ) -> None:

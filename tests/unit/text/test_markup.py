@@ -14,6 +14,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from dragoman.errors import InvalidRequest
+from dragoman.service.documents import Sizes, TextOptions, plan
 from dragoman.text.markup import MARKER_HINT, Markup, parse_html, parse_xml, validate
 
 LINK = '<p>Click <a href="/x" class="btn">the <b>Save</b> button</a> now.</p>'
@@ -180,6 +181,49 @@ def test_html_nested_past_the_parsers_limit_is_refused_not_cut() -> None:
         markup = parse_html(f"<{tag}>" * 250 + "hello" + f"</{tag}>" * 250)
         out, repairs = markup.rebuild(markup.units)
         assert repairs == [] and "hello" in out and out.count(f"<{tag}>") == 250
+
+
+@pytest.mark.parametrize(
+    ("doc", "line", "column"),
+    [
+        ('<p title="x>Hello world.</p><p>More text.</p>', 1, 10),
+        ("<p>a</p>\n<p title='x>Hello", 2, 10),
+        ('<!DOCTYPE html><html><body><p title="x>Hello</p></body></html>', 1, 37),
+        ('<p>a</p title="x>Hello</p><p>More</p>', 1, 15),
+        ('<p title=\'x>He said "hi" and left.</p>', 1, 10),
+        ('<a x=y title = "z>word', 1, 16),
+        # closed by the next attribute's quote or an apostrophe: "Hello" read as the value
+        ('<p title="x>Hello</p><p class="y">World</p>', 1, 10),
+        ("<p>a</p>\n<p title='x>Hello, don't go</p>", 2, 10),
+        ('<p title="x>Hi <a href="/x">here</a></p>', 1, 10),
+    ],
+)
+def test_an_attribute_quote_left_open_over_the_text_is_refused(
+    doc: str, line: int, column: int
+) -> None:
+    """The parser read the rest of the text (or up to the next such quote) as the value and
+    dropped the tag at the end: the user's text came back as '' (or without the words read as
+    the value). Refused, the quote's place named."""
+    with pytest.raises(InvalidRequest, match=f"opened at line {line}, column {column} is n"):
+        plan(doc, "en", TextOptions(markup="html"), Sizes(300, 200))
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '<p>Hello <a href="x',  # cut inside a tag: no text after it (a browser drops it too)
+        '<p title="a > b">ok</p>',
+        '<p>Hi</p><!-- <a title="x> -->ok',
+        '<script>a="</script><p>Hi there="</p>',
+        'Text a="b>c',
+        '<p>Hi</p><plaintext><a title="x>y',
+        '<a data-content="<b>x</b>" href="y">markup in a value, on purpose</a>',
+        '<img alt="a>b"/>ok',
+    ],
+)
+def test_quotes_that_hide_no_text_are_not_refused(doc: str) -> None:
+    markup = parse_html(doc)
+    assert markup.rebuild(markup.units)[1] == []
 
 
 @pytest.mark.parametrize("element", ["<br>", "<b>x</b>"])

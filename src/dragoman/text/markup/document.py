@@ -1,8 +1,9 @@
 """Parsing HTML or XML into units to translate, and putting the translations back.
 
 Both go through lxml (libxml2). HTML is parsed leniently: malformed markup is repaired by the
-parser, never refused. XML is parsed strictly and safely (no entity expansion, no DTD loading,
-no network), as DeepL's `tag_handling=xml`: malformed XML is an `InvalidRequest`.
+parser, refused only where the parser would drop the user's text (a quote left open, `_quotes`;
+nesting too deep). XML is parsed strictly and safely (no entity expansion, no DTD loading, no
+network), as DeepL's `tag_handling=xml`: malformed XML is an `InvalidRequest`.
 
 The output is the same document, not the same bytes; the normalisation is lxml's:
 - entities and character references are decoded (`&eacute;` is é, `&nbsp;` is U+00A0) and only
@@ -30,6 +31,7 @@ from dragoman.text.letters import unused_private_char
 from dragoman.text.markup import _parts, _void
 from dragoman.text.markup._ends import copy_tree, html_trail, xml_trail
 from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
+from dragoman.text.markup._quotes import check_open_quote
 from dragoman.text.markup.markers import (
     Content,
     Token,
@@ -159,12 +161,14 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     """A fragment, or a whole document when it starts with `<!DOCTYPE` or `<html` (a
     fragment's own `<head>` and `<body>` tags are kept where they stand: `_parts`). Malformed
     HTML is repaired by the parser; only HTML nested deeper than MAX_HTML_DEPTH elements (the
-    parser's limit, past which it drops content) raises `InvalidRequest`. The content of
-    `script style code pre kbd samp var textarea svg math` is kept verbatim (their own
-    `title`/`placeholder` are still translated); elements with `translate="no"`, class
+    parser's limit, past which it drops content) and an attribute value's quote left open over
+    the text after its tag (`_quotes`) raise `InvalidRequest`. The content of `script style
+    code pre kbd samp var textarea svg math` is kept verbatim (their own `title`/`placeholder`
+    are still translated); elements with `translate="no"`, class
     `notranslate`, or a tag in `ignore_tags` are kept whole, attributes included
     (`translate="yes"` inside one is not honoured)."""
     source = _SURROGATE.sub("\ufffd", text)  # libxml2 would drop the whole text
+    check_open_quote(source)  # a value's quote left open over the text: refused, never lost
     head = _DOCUMENT.match(source)
     if head and "<?" in source[: head.start(1)] and not _XHTML.match(source, head.start(1) - 1):
         head = None  # XML sent as HTML: a fragment, as it always was
