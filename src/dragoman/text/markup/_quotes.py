@@ -1,10 +1,10 @@
-"""An attribute value whose quote is left open, which a browser and the parser read on past
-the tag's `>` over the user's text:
+"""An attribute value whose quote is left open, which a browser and the parser read on over
+the user's text after the tag:
 - to the end of the text (`<p title="x>Hello world.</p><p>More text.</p>`): the tag is dropped
   with it, so the answer was empty (or cut there) with the user's text gone;
 - to the next such quote, often the next attribute's (`<p title="x>Hello</p><p class="y">`,
-  "Hello" read as the value) or an apostrophe (`<p title='x>Don't`): a value holding a `>`
-  whose closing quote is followed by neither a space, `>` nor `/>` (HTML5's "missing
+  "Hello" read as the value) or an apostrophe (`<p title='x>Don't`): a value holding a `<`
+  or `>` whose closing quote is followed by neither a space, `>` nor `/>` (HTML5's "missing
   whitespace between attributes": what a quote closed on purpose is followed by).
 Such a text is refused, the quote's position named. A value that holds markup on purpose
 (`data-content="<b>x</b>"`) is followed by a space or `>` and stays.
@@ -35,8 +35,8 @@ _TOKENS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _OPEN_VALUE = re.compile(r"""=\s*+(?:"[^"]*+"|'[^']*+'|(["']))""")
-# A quoted value holding a `>`, its closing quote followed by what no closed value is.
-_RAN_ON = r"""=[ \t\n\f\r]*+(?:("[^">]*+>[^"]*+")|('[^'>]*+>[^']*+'))(?![\s>]|/>)"""
+# A quoted value holding a `<` or `>`, its closing quote followed by what no closed value is.
+_RAN_ON = r"""=[ \t\n\f\r]*+(?:("[^"<>]*+[<>][^"]*+")|('[^'<>]*+[<>][^']*+'))(?![\s>]|/>)"""
 _MAY_RUN_ON = re.compile(_RAN_ON)
 _RUNS_ON = re.compile(_RAN_ON + "(?=.)")  # a tag and the character after it: one follows
 
@@ -61,8 +61,8 @@ def check_open_quote(text: str) -> None:
             _refuse(
                 text,
                 last.start() + on.start(group),
-                f"is not closed before the tag's end (>): the text up to the next such quote, "
-                f"at {where}, would be read as that attribute's value and lost",
+                f"is closed only by the quote at {where}: the text between would be read as "
+                "that attribute's value and lost",
             )
     if not at_end or last is None or last.end() != len(text) or not last.group(2):
         return
