@@ -70,6 +70,10 @@ def setup(log_format: LogFormat) -> None:
     """Format the lines of the root logger's handlers (set up by the CLI), each naming its
     request; with `json`, also give vLLM's engine processes the same formatter."""
     formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    # vLLM's own lines went to stdout (its default stream): `dragoman translate ... > out.txt`
+    # with an engine started here wrote 54 of them around the translation. Every log line of
+    # ours is on stderr; stdout holds only what a command answers.
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     for handler in logging.getLogger().handlers:
         handler.addFilter(RequestIdFilter())
         handler.setFormatter(formatter)

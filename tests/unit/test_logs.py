@@ -203,3 +203,36 @@ def test_vllm_applies_the_json_config_as_its_engine_processes_do() -> None:
     assert by_logger["torch.something"]["level"] == "WARNING"
     assert by_logger["torch._dynamo"]["message"] == "torch's own handler"
     assert "engine up" not in done.stdout  # vLLM's own default stream is stdout
+
+
+VLLM_TEXT_LOGS = """
+import logging
+from dragoman.logs import setup
+logging.basicConfig()
+setup("text")  # as `dragoman serve` and a `dragoman translate` starting its engine do
+from vllm.config.logging import LoggingConfig
+from vllm.logger import configure_logging, init_logger
+init_logger("vllm.entrypoints").warning("in the server process")
+configure_logging(LoggingConfig())  # as an engine process does
+init_logger("vllm.v1.engine.core").warning("in an engine process")
+print("the translation")
+"""
+
+
+def test_vllm_lines_go_to_stderr_in_text_mode_too() -> None:
+    """vLLM writes to stdout by default: `dragoman translate ... > out.txt` with an engine
+    started here wrote 54 lines of it around the translation."""
+    pytest.importorskip("vllm")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LOGGING")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    done = subprocess.run(
+        [sys.executable, "-c", VLLM_TEXT_LOGS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the translation\n"
+    assert "in the server process" in done.stderr
+    assert "in an engine process" in done.stderr
