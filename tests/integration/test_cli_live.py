@@ -79,4 +79,5 @@ def test_translate_command_without_a_server_starts_the_engine_here_and_detects()
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "thank" in out.stdout.lower()
+    assert len(out.stdout.splitlines()) == 1, out.stdout[:3000]  # no engine log line there
     assert "starting the engine here" in out.stderr
