@@ -12,22 +12,14 @@ from typing import Any
 
 from lxml import etree
 
+from dragoman.text.markup._tokens import ATTRIBUTES, SKIPPED
+
 _MAY_HOLD = re.compile(r"</?(?:head|body)[\s/>]", re.IGNORECASE)
-# A start tag's attributes, as HTML5 reads them: a quote opens a value only right after `=`
-# (`<a x"y <body>` is one tag, its attributes `x"y` and `<body`), a quoted value may hold `>`.
-_ATTRIBUTES = r"""(?:[^>=]++|=\s*+(?:"[^"]*+"|'[^']*+')?)*+"""
 # The text's own head and body tags, start or end, stepped over as libxml2's tokenizer reads
-# them: one in a comment (`<!-->` and `--!>` end one too), in what it reads as one (`<![CDATA[`,
-# `<?`, `</` and no letter: to the next `>`), a raw-text element (a script's string; a
-# `plaintext` runs to the end) or an attribute is none. `restore` finds the rest.
+# them: one in a comment, in what it reads as one, a raw-text element or an attribute is none.
+# `restore` finds the rest.
 _TAGS = re.compile(
-    r"<plaintext(?=[\s/>]).*"
-    r"|<(script|style|textarea|title|xmp|iframe|noembed|noframes)(?=[\s/>])"
-    r"(?>.*?(?:</\1(?=[\s/>])[^>]*+>?|\Z))"
-    r"|<!--(?>-?>|.*?(?:--!?>|\Z))"
-    r"|<[!?][^>]*+>?|</(?![a-zA-Z])[^>]*+>?"
-    rf"|</?(head|body)(?=[\s/>]){_ATTRIBUTES}>?"
-    rf"|<[a-zA-Z]{_ATTRIBUTES}>?",
+    rf"{SKIPPED}|</?(head|body)(?=[\s/>]){ATTRIBUTES}>?|<[a-zA-Z]{ATTRIBUTES}>?",
     re.IGNORECASE | re.DOTALL,
 )
 _TAKEN = re.compile(r"dragoman(\d*)-")

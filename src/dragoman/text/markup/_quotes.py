@@ -17,23 +17,16 @@ from __future__ import annotations
 import re
 
 from dragoman.errors import InvalidRequest
+from dragoman.text.markup._tokens import SKIPPED
 
 # A value's opening quote: after `=` and spaces.
 _OPENS = re.compile(r"=[ \t\n\f\r]*+\Z")
-# A tag's attributes as HTML5 reads them (`_parts._ATTRIBUTES`), a value's quote left open
+# A tag's attributes as HTML5 reads them (`_tokens.ATTRIBUTES`), a value's quote left open
 # running to the end of the text.
 _ATTRIBUTES = r"""(?:[^>=]++|=\s*+(?:"[^"]*+"?|'[^']*+'?)?)*+"""
-# What libxml2's tokenizer steps over (`_parts._TAGS`): a quote in a comment, a script or
+# What libxml2's tokenizer steps over (`_tokens.SKIPPED`): a quote in a comment, a script or
 # another tag's closed value opens nothing.
-_TOKENS = re.compile(
-    r"<plaintext(?=[\s/>]).*"
-    r"|<(script|style|textarea|title|xmp|iframe|noembed|noframes)(?=[\s/>])"
-    r"(?>.*?(?:</\1(?=[\s/>])[^>]*+>?|\Z))"
-    r"|<!--(?>-?>|.*?(?:--!?>|\Z))"
-    r"|<[!?][^>]*+>?|</(?![a-zA-Z])[^>]*+>?"
-    rf"|(</?[a-zA-Z]{_ATTRIBUTES})>?",
-    re.IGNORECASE | re.DOTALL,
-)
+_TOKENS = re.compile(rf"{SKIPPED}|(</?[a-zA-Z]{_ATTRIBUTES})>?", re.IGNORECASE | re.DOTALL)
 _OPEN_VALUE = re.compile(r"""=\s*+(?:"[^"]*+"|'[^']*+'|(["']))""")
 # A quoted value holding a `<` or `>`, its closing quote followed by what no closed value is.
 _RAN_ON = r"""=[ \t\n\f\r]*+(?:("[^"<>]*+[<>][^"]*+")|('[^'<>]*+[<>][^']*+'))(?![\s>]|/>)"""
