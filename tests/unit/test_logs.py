@@ -185,17 +185,18 @@ logging.getLogger("torch._dynamo").warning("torch's own handler")  # it does not
 """
 
 
-def test_vllm_applies_the_json_config_as_its_engine_processes_do() -> None:
+def run_with_vllm(code: str) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh interpreter with vLLM's real logger (no VLLM_LOGGING_* of ours)."""
     pytest.importorskip("vllm")
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LOGGING")}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    done = subprocess.run(
-        [sys.executable, "-c", VLLM_ENGINE_LOGS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
+
+
+def test_vllm_applies_the_json_config_as_its_engine_processes_do() -> None:
+    done = run_with_vllm(VLLM_ENGINE_LOGS)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stderr.splitlines()]  # each line JSON
     by_logger = {line["logger"]: line for line in lines}
@@ -222,16 +223,7 @@ print("the translation")
 def test_vllm_lines_go_to_stderr_in_text_mode_too() -> None:
     """vLLM writes to stdout by default: `dragoman translate ... > out.txt` with an engine
     started here wrote 54 lines of it around the translation."""
-    pytest.importorskip("vllm")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LOGGING")}
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    done = subprocess.run(
-        [sys.executable, "-c", VLLM_TEXT_LOGS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_with_vllm(VLLM_TEXT_LOGS)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "the translation\n"
     assert "in the server process" in done.stderr
