@@ -151,6 +151,14 @@ class Metrics:
             ["kind"],
             registry=r,
         )
+        self.glossary_store_errors = Counter(
+            f"{prefix}_glossary_store_errors_total",
+            "Failures of the stored glossaries' store (--glossary-url), by kind: read or write "
+            "(down, slow, refused: the request was answered 503), invalid (a stored value not "
+            "written by dragoman for its id, left out).",
+            ["kind"],
+            registry=r,
+        )
         self.cache_bytes = Gauge(
             f"{prefix}_cache_bytes", "Bytes held by the translation cache.", registry=r
         )

@@ -48,12 +48,12 @@ def _preload_detector(translator: Translator) -> None:
     shared_detector(tuple(sorted(translator.languages))).load()
 
 
-def glossaries_of(settings: ServeSettings) -> Glossaries:
+def glossaries_of(settings: ServeSettings, metrics: Metrics) -> Glossaries:
     """Where stored glossaries are kept: the --glossary-url store, else files."""
     if settings.glossary_url:
         from dragoman.service.glossary_shared import SharedGlossaries
 
-        return SharedGlossaries(settings.glossary_url)
+        return SharedGlossaries(settings.glossary_url, metrics)
     from dragoman.service.glossary_files import FileGlossaries
 
     return FileGlossaries(settings.glossary_dir or settings.data_dir / "glossaries")
@@ -86,7 +86,7 @@ def build_app(
     stats = ServerStats(metrics, host, settings.architecture)
 
     service = TranslationService(host.translator, settings, metrics, admission, limits)
-    glossaries = glossaries_of(settings)
+    glossaries = glossaries_of(settings, metrics)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

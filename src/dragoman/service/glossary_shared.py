@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
 from dragoman.engine.protocol import Terms
+from dragoman.metrics import Metrics
 from dragoman.service.cache_store import client, decode, encode, redact
 from dragoman.service.glossary import (
     BUILT_OFF_LOOP,
@@ -126,7 +127,7 @@ def _owner_key(owner: str | None) -> str:
 
 
 class SharedGlossaries:
-    def __init__(self, url: str, timeout: float = 1.0) -> None:
+    def __init__(self, url: str, metrics: Metrics | None = None, timeout: float = 1.0) -> None:
         self._redis = client(url, timeout, _CONNECTIONS)
         self._create_script = self._redis.register_script(_CREATE)
         self._connections = asyncio.Semaphore(_CONNECTIONS)
@@ -137,6 +138,18 @@ class SharedGlossaries:
         self._loaded = Kept(MAX_KEPT_TERMS)
         self._unreadable: set[str] = set()  # ids already reported
         self._failing = False
+        self._errors = (
+            {
+                kind: metrics.glossary_store_errors.labels(kind)  # shown at 0 from the start
+                for kind in ("read", "write", "invalid")
+            }
+            if metrics is not None
+            else None
+        )
+
+    def _count(self, kind: str) -> None:
+        if self._errors is not None:
+            self._errors[kind].inc()
 
     async def identity(self) -> str | None:
         """The store's id as last read; None before the store has answered. /ready asks it
@@ -270,6 +283,7 @@ class SharedGlossaries:
                 raise ValueError("its id, envelope or checksum does not match")
             return parse(text, glossary_id)
         except ValueError as exc:
+            self._count("invalid")
             if glossary_id not in self._unreadable:  # once, not at every request
                 self._unreadable.add(glossary_id)
                 log.warning(
@@ -292,6 +306,7 @@ class SharedGlossaries:
         except (RedisError, OSError) as error:  # TimeoutError is an OSError
             from redis.exceptions import ResponseError
 
+            self._count("read" if what in _READS else "write")
             if not self._failing:  # logged once per outage
                 self._failing = True
                 log.error(

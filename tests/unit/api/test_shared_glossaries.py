@@ -1,7 +1,7 @@
 """DeepL's stored glossaries in a Redis-protocol store (--glossary-url) at the HTTP layer, on a
 real store and the fake engine: two servers given the store share them (and name the same
 store in /ready), keys keep theirs apart, and a store that is down is a 503 in DeepL's shape
-for glossary requests only."""
+for glossary requests only, and counted (dragoman_glossary_store_errors_total)."""
 
 from __future__ import annotations
 
@@ -94,6 +94,15 @@ async def test_a_store_that_is_down_is_a_503_for_glossaries_only(serve) -> None:
             assert r.headers["x-dragoman-error"] == "glossary_store_error"
         r = await c.post("/v2/translate", json=translate(None), headers=auth)
         assert r.status_code == 200, r.text
+        exposition = (await c.get("/metrics")).text
+    counts = {
+        kind: float(line.rsplit(" ", 1)[1])
+        for line in exposition.splitlines()
+        for kind in ("read", "write", "invalid")
+        if line.startswith(f'dragoman_glossary_store_errors_total{{kind="{kind}"}} ')
+    }
+    # the create is the one write; /ready's background reads of the store's id count too
+    assert counts["write"] == 1 and counts["read"] >= 5 and counts["invalid"] == 0, counts
 
 
 def test_one_place_for_glossaries_and_the_url_from_the_environment(

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store, start_store
 from dragoman.errors import InvalidRequest
+from dragoman.metrics import Metrics
 from dragoman.service import glossary_shared
 from dragoman.service.cache_store import encode
 from dragoman.service.glossary import (
@@ -216,8 +217,8 @@ async def test_stores_of_other_databases_are_told_apart(store: Store, raw: Redis
         await one.flushdb()
 
 
-async def test_a_corrupt_moved_or_foreign_value_is_left_out_and_logged_once(
-    servers: list[SharedGlossaries], raw: Redis, caplog: pytest.LogCaptureFixture
+async def test_a_corrupt_moved_or_foreign_value_is_left_out_logged_once_and_counted(
+    servers: list[SharedGlossaries], store: Store, raw: Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     a, b = servers
     kept = await a.create("kept", "en", "fr", ENTRIES, None)
@@ -232,10 +233,16 @@ async def test_a_corrupt_moved_or_foreign_value_is_left_out_and_logged_once(
     # A list shows their summaries; each use reads the store's value (b never read them).
     listed = {g.glossary_id for g in await b.owned(None)}
     assert listed == {g.glossary_id for g in [kept, *broken]}
-    for _ in range(2):
-        for g in broken:
-            with pytest.raises(GlossaryNotFound):
-                await b.get(g.glossary_id, None)
+    metrics = Metrics()
+    async with SharedGlossaries(store.url, metrics) as counted:
+        for _ in range(2):
+            for g in broken:
+                with pytest.raises(GlossaryNotFound):
+                    await b.get(g.glossary_id, None)
+                with pytest.raises(GlossaryNotFound):
+                    await counted.get(g.glossary_id, None)
+    # each unreadable value read is counted, though logged once
+    assert metrics.glossary_store_errors.labels("invalid")._value.get() == 8
     # A summary that is not one: left out of the list.
     await raw.hset(f"{PREFIX}by:-", broken[0].glossary_id, b"\x01not a summary")
     await raw.hset(
@@ -244,7 +251,7 @@ async def test_a_corrupt_moved_or_foreign_value_is_left_out_and_logged_once(
     listed = {g.glossary_id for g in await b.owned(None)}
     assert listed == {g.glossary_id for g in [kept, *broken[2:]]}
     unreadable = [r for r in caplog.records if "unreadable" in r.getMessage()]
-    assert len(unreadable) == 4  # once each, not at every request
+    assert len(unreadable) == 8  # once each a server, not at every request
     for wrong_id in ("../x", kept.glossary_id.upper(), "store-id", "by:-"):
         with pytest.raises(GlossaryNotFound):
             await b.get(wrong_id, None)
