@@ -36,7 +36,7 @@ def test_settle_freezes_the_heap_once_and_raises_the_thresholds(restored_gc: Non
     assert gc.get_threshold() == THRESHOLDS
     kept = [[i] for i in range(1000)]  # alive now, as a request's objects would be
     settle()
-    # A second call freezes nothing more (`kept` would add 2,000): the count may only fall, as
+    # A second call freezes nothing more (`kept` would add 1,000): the count may only fall, as
     # frozen objects still die by reference count (CI saw 8 fewer between the two calls).
     assert gc.get_freeze_count() <= frozen
     assert kept
