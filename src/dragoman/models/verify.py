@@ -6,7 +6,6 @@ made again."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,12 +15,12 @@ from typing import Literal, get_args
 from dragoman.models.catalogue import CatalogueModel
 from dragoman.models.gguf_forms import GgufForm, form_stem
 from dragoman.models.prepare import (  # the layout prepare.py writes
-    _BLOCK,
     DIGESTS,
     READY_MARKER,
     _checked,
     _disk_errors,
     _locked,
+    _sha256,
     _sized,
     model_dir,
 )
@@ -135,20 +134,17 @@ def check(target: Target) -> Verdict:
     """`target` hashed again (in blocks: memory stays bounded whatever the file's size)."""
     if target.problem:
         return Verdict(target.path, "older" if target.problem == OLDER else "bad", target.problem)
-    digest = hashlib.sha256()
     try:
-        with target.path.open("rb") as src:
-            while block := src.read(_BLOCK):
-                digest.update(block)
+        digest = _sha256(target.path)
     except FileNotFoundError:
         return Verdict(target.path, "bad", "missing")
     except OSError as exc:
         return Verdict(target.path, "bad", f"unreadable: {exc.strerror or exc}")
-    if digest.hexdigest() != target.digest:
+    if digest != target.digest:
         return Verdict(
             target.path,
             "bad",
-            f"sha256 {digest.hexdigest()[:16]}..., recorded {str(target.digest)[:16]}...",
+            f"sha256 {digest[:16]}..., recorded {str(target.digest)[:16]}...",
         )
     return Verdict(target.path, "ok")
 
