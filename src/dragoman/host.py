@@ -76,6 +76,9 @@ class Host:
     """Path of a tcmalloc library to preload, or None when none is installed."""
     isa_cap: str | None = None
     """ONEDNN_MAX_CPU_ISA when set: the engine's matrix maths use no more than this."""
+    amx_tiles: bool = False
+    """The CPU has AMX tiles, whatever ONEDNN_MAX_CPU_ISA caps: vLLM picks its AMX int8 kernel
+    for w8a8 by asking the CPU itself (`torch.cpu._is_amx_tile_supported`), not oneDNN."""
 
     @property
     def native_bf16(self) -> bool:
@@ -181,6 +184,7 @@ def detect() -> Host:
         text = ""
     model, flags, physical = parse_cpuinfo(text)
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or None
+    amx_tiles = "amx_tile" in flags
     flags = apply_isa_cap(flags, cap)
     logical = psutil.cpu_count(logical=True) or os.cpu_count() or 1
     usable = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
@@ -197,4 +201,5 @@ def detect() -> Host:
         gpu=_gpu_name(),
         tcmalloc=find_tcmalloc(),
         isa_cap=cap,
+        amx_tiles=amx_tiles,
     )

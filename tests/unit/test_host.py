@@ -60,3 +60,15 @@ def test_detect_reads_this_machine_once() -> None:
     assert set(h.isa) <= set(ISA_FLAGS)
     assert h.as_dict()["cpu_class"] == h.cpu_class
     assert h.cpu_class in h.label()
+
+
+def test_amx_tiles_are_read_past_an_isa_cap(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # vLLM asks the CPU, not oneDNN, whether to run w8a8 on its AMX kernel: a cap must not
+    # hide the tiles from the plan's dtype choice.
+    from pathlib import Path
+
+    has_tiles = "amx_tile" in parse_cpuinfo(Path("/proc/cpuinfo").read_text())[1]
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    capped = detect.__wrapped__()  # type: ignore[attr-defined]
+    assert capped.amx_tiles == has_tiles
+    assert not any(f.startswith("amx") for f in capped.isa)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dragoman.engine.plan import Choice, choose_engine, plan_engine
+from dragoman.errors import ConfigError
 from dragoman.host import Host
 from dragoman.settings import EngineSettings
 
@@ -117,6 +118,35 @@ def test_cpu_with_vnni_keeps_full_weights_and_w8a8_is_opt_in() -> None:
         assert "quality gate" in chosen.dtype.reason
     explicit = plan_engine(EngineSettings(weights="w8a8", dtype="bfloat16"), host(isa), gpu=False)
     assert (explicit.weights.value, explicit.dtype.value) == ("w8a8", "bfloat16")
+
+
+def test_w8a8_on_a_cpu_with_amx_tiles_runs_bf16_activations() -> None:
+    # vLLM's AMX int8 kernel refuses float32 input at the first batch (seen on a Xeon with
+    # amx_tile), so the plan picks bf16 there and refuses an explicit float32 before start.
+    amx = Host(
+        "test CPU",
+        "x86_64",
+        ("avx2", "avx512_vnni", "amx_int8"),
+        2,
+        2,
+        (0, 1),
+        24.0,
+        20.0,
+        None,
+        None,
+        amx_tiles=True,
+    )
+    plan = plan_engine(EngineSettings(weights="w8a8"), amx, gpu=False)
+    assert (plan.weights.value, plan.dtype.value) == ("w8a8", "bfloat16")
+    assert "AMX" in plan.dtype.reason
+    half = plan_engine(EngineSettings(weights="w8a8", dtype="float16"), amx, gpu=False)
+    assert half.dtype.value == "float16"
+    with pytest.raises(ConfigError, match=r"w8a8 on this CPU \(AMX\) runs with bfloat16"):
+        plan_engine(EngineSettings(weights="w8a8", dtype="float32"), amx, gpu=False)
+    # the full weights keep float32 where asked, and the host's plan is unchanged
+    full = plan_engine(EngineSettings(dtype="float32"), amx, gpu=False)
+    assert (full.weights.value, full.dtype.value) == ("full", "float32")
+    assert plan_engine(EngineSettings(), amx, gpu=False).weights.value == "full"
 
 
 def test_cpu_without_vnni_keeps_full_weights() -> None:
