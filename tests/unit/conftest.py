@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,25 @@ def restored_gc() -> Iterator[None]:
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+
+
+@pytest.fixture
+def fake_llamacpp_build() -> Callable[..., Path]:
+    """Empty files where scripts/build-llama-cpp puts its binaries under a data directory,
+    with the flags stamp of this version's build (`stamped`) or without (an earlier one's)."""
+    from dragoman.bench import llamacpp_build as b
+    from dragoman.settings import LLAMA_CPP_PYTHON_VERSION as version
+
+    def make(data_dir: Path, stamped: bool = True) -> Path:
+        for target in b.TARGETS:
+            path = b.binary(data_dir, version, target)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")
+        stamp = b.binary(data_dir, version, "x").parent.parent / b.STAMP
+        if stamped:
+            stamp.write_text("\n".join(b.CMAKE_FLAGS))
+        else:
+            stamp.unlink(missing_ok=True)
+        return b.binary(data_dir, version, "llama-server")
+
+    return make

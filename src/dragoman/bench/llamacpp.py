@@ -24,11 +24,13 @@ NAME = "llama-server"
 
 def server_binary(s: BenchSettings) -> Path:
     """--llama-server, else what scripts/build-llama-cpp built under the data directory."""
-    from dragoman.bench.llamacpp_build import binary
+    from dragoman.bench.llamacpp_build import STALE, binary, stale
 
     path = s.llama_server or binary(s.data_dir, LLAMA_CPP_PYTHON_VERSION, NAME)
     if not path.is_file():
         raise DragomanError(f"no llama-server at {path}; build it with scripts/build-llama-cpp")
+    if s.llama_server is None and stale(s.data_dir, LLAMA_CPP_PYTHON_VERSION):
+        raise DragomanError(f"{path} {STALE}")
     return path
 
 

@@ -10,6 +10,7 @@ renamed into place. About 10 minutes on 2 cores, so it is not part of `scripts/t
 from __future__ import annotations
 
 import logging
+import platform
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,25 @@ log = logging.getLogger(__name__)
 
 TARGETS = ("llama-server", "llama-batched-bench")
 # GGML_NATIVE: compiled for this CPU's ISA (AVX2, AVX-512, ...), as a user building it would.
-CMAKE_FLAGS = ("-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DCMAKE_BUILD_TYPE=Release")
+# Less AMX: on a Xeon with amx_tile, `-march=native` compiles in ggml's AMX kernels, and this
+# version's crash at their first tile instruction (SIGILL in tinygemm_kernel_amx, llama-server
+# and llama-batched-bench alike, on both the shipped GGUF and the Q8_0 form; upstream names a
+# tile configuration the compiler drops and a per-thread AMX permission it never asks for).
+# An explicit -mno-* wins over -march=native in either order, so AVX-512 VNNI runs instead.
+_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+CMAKE_FLAGS = (
+    "-DGGML_NATIVE=ON",
+    "-DLLAMA_CURL=OFF",
+    "-DCMAKE_BUILD_TYPE=Release",
+    *(
+        (f"-DCMAKE_C_FLAGS={_NO_AMX}", f"-DCMAKE_CXX_FLAGS={_NO_AMX}")
+        if platform.machine() in ("x86_64", "AMD64")
+        else ()
+    ),
+)
+# Written beside the binaries once they are built with CMAKE_FLAGS: a build made with other
+# flags (an earlier version's, AMX included) is built again rather than reused.
+STAMP = "dragoman-cmake-flags.txt"
 
 
 def home(data_dir: Path, version: str) -> Path:
@@ -36,8 +55,30 @@ def binary(data_dir: Path, version: str, name: str) -> Path:
     return home(data_dir, version) / "src" / "build" / "bin" / name
 
 
+def _stamp(data_dir: Path, version: str) -> Path:
+    return home(data_dir, version) / "src" / "build" / STAMP
+
+
 def is_built(data_dir: Path, version: str) -> bool:
-    return all(binary(data_dir, version, t).is_file() for t in TARGETS)
+    """Every target is there, built with today's CMAKE_FLAGS."""
+    try:
+        flags = _stamp(data_dir, version).read_text()
+    except OSError:
+        return False
+    wanted = "\n".join(CMAKE_FLAGS)
+    return flags == wanted and all(binary(data_dir, version, t).is_file() for t in TARGETS)
+
+
+def stale(data_dir: Path, version: str) -> bool:
+    """A build is there, but not one made with today's CMAKE_FLAGS (an earlier dragoman's,
+    with llama.cpp's AMX code): it is not used until scripts/build-llama-cpp builds it again."""
+    return binary(data_dir, version, "llama-server").is_file() and not is_built(data_dir, version)
+
+
+STALE = (
+    "was built by an earlier dragoman, with llama.cpp's AMX code, which crashes on CPUs with "
+    "AMX: run scripts/build-llama-cpp to build it again"
+)
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> None:
@@ -92,6 +133,7 @@ def build(data_dir: Path, version: str, jobs: int = 2) -> dict[str, Path]:
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         _run(["cmake", "-B", "build", *gen, *CMAKE_FLAGS], cwd=src)
         _run(["cmake", "--build", "build", "--target", *TARGETS, f"-j{jobs}"], cwd=src)
+        _stamp(data_dir, version).write_text("\n".join(CMAKE_FLAGS))
     return {t: binary(data_dir, version, t) for t in TARGETS}
 
 

@@ -62,7 +62,7 @@ def server_launcher(settings: EngineSettings) -> list[str]:
     """How llama.cpp's server starts: the binary --llama-server names; else the embedded server
     of the prebuilt wheel (xllamacpp, built for AVX2, installed with the `cpu` extra); else
     what scripts/build-llama-cpp built under the data directory (compiled for this CPU)."""
-    from dragoman.bench.llamacpp_build import binary
+    from dragoman.bench.llamacpp_build import STALE, binary, stale
     from dragoman.engine import llamacpp_embedded
     from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
@@ -73,6 +73,8 @@ def server_launcher(settings: EngineSettings) -> list[str]:
     if llamacpp_embedded.available():
         return [sys.executable, "-m", llamacpp_embedded.__name__]
     built = binary(settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server")
+    if stale(settings.data_dir, LLAMA_CPP_PYTHON_VERSION):
+        raise DragomanError(f"{built} {STALE}")
     if built.is_file():
         return [str(built)]
     raise DragomanError(

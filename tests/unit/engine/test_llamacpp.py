@@ -350,11 +350,8 @@ def test_missing_server_says_how_to_get_one(
 
 
 def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llamacpp_build: Callable[..., Path]
 ) -> None:
-    from dragoman.bench.llamacpp_build import binary
-    from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
-
     named = tmp_path / "my-llama-server"
     named.write_text("")
     assert server_launcher(EngineSettings(data_dir=tmp_path, llama_server=named)) == [str(named)]
@@ -367,9 +364,10 @@ def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
         "dragoman.engine.llamacpp_embedded",
     ]
     monkeypatch.setattr(llamacpp_embedded, "available", lambda: False)
-    built = binary(tmp_path, LLAMA_CPP_PYTHON_VERSION, "llama-server")
-    built.parent.mkdir(parents=True)
-    built.write_text("")
+    built = fake_llamacpp_build(tmp_path, stamped=False)  # an earlier dragoman's (AMX in)
+    with pytest.raises(DragomanError, match="crashes on CPUs with AMX"):
+        server_launcher(EngineSettings(data_dir=tmp_path))
+    fake_llamacpp_build(tmp_path)
     assert server_launcher(EngineSettings(data_dir=tmp_path)) == [str(built)]
 
 
