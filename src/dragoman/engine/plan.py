@@ -174,13 +174,15 @@ def choose_weights(setting: str, host: Host, gpu: bool, catalogued: bool) -> Cho
             "CPU without int8 dot products (VNNI): vLLM's int8 path ran ~4x slower than "
             "float32 on an imitated AVX2 host (benchmarks/results/quantized-*)",
         )
-    # Measured faster here (1.7x bf16 at one stream, 1.4x at sixteen) and within 0.5 chrF of
+    # Measured faster (1.7x bf16 at one stream, 1.4x at sixteen on the avx512-bf16 host; 1.6x
+    # and 1.1x on an AMX host, benchmarks/results/quantized-*) and within 0.5 chrF of
     # float32 pooled over 720 eval texts, but in CI it once rendered "The museum has 24
     # paintings." as "Le Museum a 24 paintings." under 32 concurrent requests: opt-in for now.
     return Choice(
         "full",
-        "CPU with int8 dot products (VNNI): w8a8 decodes 1.7x faster here but mistranslated a "
-        "sentence under load in CI; --weights w8a8 opts in",
+        "CPU with int8 dot products (VNNI/AMX): w8a8 decoded one stream 1.6-1.7x faster than "
+        "bf16 where measured but mistranslated a sentence under load in CI; --weights w8a8 "
+        "opts in",
     )
 
 
