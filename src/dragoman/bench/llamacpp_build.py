@@ -71,13 +71,13 @@ def is_built(data_dir: Path, version: str) -> bool:
 
 def stale(data_dir: Path, version: str) -> bool:
     """A build is there, but not one made with today's CMAKE_FLAGS (an earlier dragoman's,
-    with llama.cpp's AMX code): it is not used until scripts/build-llama-cpp builds it again."""
+    which let llama.cpp's AMX code in): not used until scripts/build-llama-cpp builds it again."""
     return binary(data_dir, version, "llama-server").is_file() and not is_built(data_dir, version)
 
 
 STALE = (
-    "was built by an earlier dragoman, with llama.cpp's AMX code, which crashes on CPUs with "
-    "AMX: run scripts/build-llama-cpp to build it again"
+    "was built by an earlier dragoman with other flags (they let in llama.cpp's AMX code, which "
+    "crashes on CPUs with AMX): run scripts/build-llama-cpp to build it again"
 )
 
 
