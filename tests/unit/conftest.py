@@ -45,11 +45,10 @@ def fake_llamacpp_build() -> Callable[..., Path]:
             path = b.binary(data_dir, version, target)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("")
-        stamp = b.binary(data_dir, version, "x").parent.parent / b.STAMP
         if stamped:
-            stamp.write_text("\n".join(b.CMAKE_FLAGS))
+            b.stamp(data_dir, version).write_text(b.STAMPED)
         else:
-            stamp.unlink(missing_ok=True)
+            b.stamp(data_dir, version).unlink(missing_ok=True)
         return b.binary(data_dir, version, "llama-server")
 
     return make

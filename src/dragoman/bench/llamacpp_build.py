@@ -44,6 +44,7 @@ CMAKE_FLAGS = (
 # Written beside the binaries once they are built with CMAKE_FLAGS: a build made with other
 # flags (an earlier version's, AMX included) is built again rather than reused.
 STAMP = "dragoman-cmake-flags.txt"
+STAMPED = "\n".join(CMAKE_FLAGS)
 
 
 def home(data_dir: Path, version: str) -> Path:
@@ -55,18 +56,18 @@ def binary(data_dir: Path, version: str, name: str) -> Path:
     return home(data_dir, version) / "src" / "build" / "bin" / name
 
 
-def _stamp(data_dir: Path, version: str) -> Path:
+def stamp(data_dir: Path, version: str) -> Path:
+    """The file that says which flags the build under `data_dir` was made with (STAMPED)."""
     return home(data_dir, version) / "src" / "build" / STAMP
 
 
 def is_built(data_dir: Path, version: str) -> bool:
     """Every target is there, built with today's CMAKE_FLAGS."""
     try:
-        flags = _stamp(data_dir, version).read_text()
+        flags = stamp(data_dir, version).read_text()
     except OSError:
         return False
-    wanted = "\n".join(CMAKE_FLAGS)
-    return flags == wanted and all(binary(data_dir, version, t).is_file() for t in TARGETS)
+    return flags == STAMPED and all(binary(data_dir, version, t).is_file() for t in TARGETS)
 
 
 def stale(data_dir: Path, version: str) -> bool:
@@ -133,7 +134,7 @@ def build(data_dir: Path, version: str, jobs: int = 2) -> dict[str, Path]:
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         _run(["cmake", "-B", "build", *gen, *CMAKE_FLAGS], cwd=src)
         _run(["cmake", "--build", "build", "--target", *TARGETS, f"-j{jobs}"], cwd=src)
-        _stamp(data_dir, version).write_text("\n".join(CMAKE_FLAGS))
+        stamp(data_dir, version).write_text(STAMPED)
     return {t: binary(data_dir, version, t) for t in TARGETS}
 
 

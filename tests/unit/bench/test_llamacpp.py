@@ -143,6 +143,5 @@ def test_the_build_leaves_llama_cpps_amx_code_out_on_x86(
     fake_llamacpp_build(tmp_path)
     assert b.is_built(tmp_path, LLAMA_CPP_PYTHON_VERSION)
     assert not b.stale(tmp_path, LLAMA_CPP_PYTHON_VERSION)
-    stamp = b.binary(tmp_path, LLAMA_CPP_PYTHON_VERSION, "x").parent.parent / b.STAMP
-    stamp.write_text("-DGGML_NATIVE=ON")
+    b.stamp(tmp_path, LLAMA_CPP_PYTHON_VERSION).write_text("-DGGML_NATIVE=ON")
     assert b.stale(tmp_path, LLAMA_CPP_PYTHON_VERSION)
