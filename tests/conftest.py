@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-WHOLE_MACHINE = ("integration", "llamacpp", "ray", "browser", "model_large")
+WHOLE_MACHINE = frozenset({"integration", "llamacpp", "ray", "browser", "model_large"})
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    wants = sorted({m.name for m in item.iter_markers()} & set(WHOLE_MACHINE))
+    wants = sorted({m.name for m in item.iter_markers()} & WHOLE_MACHINE)
     if wants:
         pytest.fail(
             f"{item.nodeid} is marked {', '.join(wants)}: it needs the machine to itself and "

@@ -13,12 +13,12 @@ import httpx
 
 async def main(url: str) -> None:
     numbers = [3 + 7 * i for i in range(32)]
+    bodies = [
+        {"text": f"The museum has {n} paintings.", "source_lang": "en", "target_lang": "fr"}
+        for n in numbers
+    ]
     async with httpx.AsyncClient(base_url=url, timeout=300) as c:
         for rnd in range(5):
-            bodies = [
-                {"text": f"The museum has {n} paintings.", "source_lang": "en", "target_lang": "fr"}
-                for n in numbers
-            ]
             rs = await asyncio.gather(*(c.post("/v1/translate", json=b) for b in bodies))
             bad = []
             for n, r in zip(numbers, rs, strict=True):
