@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 import time
 from typing import TYPE_CHECKING
+from urllib.parse import unquote_plus
 
 from dragoman.metrics import Metrics
 
@@ -61,14 +61,40 @@ def decode(key: bytes, value: object) -> str | None:
         return None
 
 
-# The client also takes a password from the query (`unix:///run/valkey.sock?password=...`,
-# as its docs show), not only before the host.
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
-
-
 def redact(url: str) -> str:
-    """The URL with its credentials hidden, for logs."""
-    return _QUERY_PASSWORD.sub(r"\1***", re.sub(r"//[^@/]*@", "//***@", url))
+    """The URL with its credentials hidden, for logs. Read as redis-py's `parse_url` reads it
+    (urllib's urlparse): the userinfo ends at the netloc's last '@', so a password may hold
+    unescaped '@'s, and all of the userinfo is hidden. An '@' past the netloc (a password with
+    an unescaped '/', '?' or '#', which ends the netloc, the client reading its first part)
+    hides everything up to it (the last '@' before a query field's '='): more than the client
+    reads rather than less."""
+    head, sep, rest = url.partition("//")
+    if sep:
+        ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+        netloc = rest[: min(ends, default=len(rest))]
+        if "@" in netloc:
+            at = netloc.rfind("@")
+        else:
+            field = rest.find("=")
+            at = rest.rfind("@", 0, field if field >= 0 else len(rest)) if netloc else -1
+        if at >= 0:
+            url = f"{head}//***@{rest[at + 1 :]}"
+    return _hide_query_password(url)
+
+
+def _hide_query_password(url: str) -> str:
+    """The client also takes a password from the query (`unix:///run/valkey.sock?password=...`,
+    as its docs show). Its fields as parse_qs splits them: at '&', the name percent-decoded;
+    a value is hidden up to the next '&' (past a '#', which the client would have cut it at)."""
+    head, sep, query = url.partition("?")
+    if not sep:
+        return url
+    fields = query.split("&")
+    for i, field in enumerate(fields):
+        name, eq, value = field.partition("=")
+        if eq and value and unquote_plus(name).strip().lower() == "password":
+            fields[i] = f"{name}=***"
+    return f"{head}?{'&'.join(fields)}"
 
 
 def has_password(url: str | None) -> bool:

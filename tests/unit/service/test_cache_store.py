@@ -59,6 +59,71 @@ def test_redact_hides_a_password_in_the_query() -> None:
     assert redact("redis://cache:6379/0?Password=hunter2&db=1").endswith("=***&db=1")
 
 
+# Passwords as redis-py reads them: urlparse's userinfo ends at the netloc's last '@'.
+AT_PASSWORDS = [
+    "redis://user:p@SECRET@cache:6379/0",
+    "redis://:p@SECRET@cache:6379/0",
+    "redis://us@er:p@SECRET@cache:6379/0",
+    "rediss://u%40x:p@SECRET%40@cache:6380",
+    "redis://user:@p@SECRET@@cache:6379/0",
+    "unix://user:p@SECRET@/run/valkey.sock?db=0",
+]
+
+
+@pytest.mark.parametrize("url", AT_PASSWORDS)
+def test_redact_hides_a_password_that_holds_an_at_sign(url: str) -> None:
+    from redis.asyncio.connection import parse_url
+
+    parsed = parse_url(url)
+    assert "SECRET" in parsed["password"]  # the client reads the whole password
+    out = redact(url)
+    assert "SECRET" not in out and "p@" not in out and "er" not in out.split("//")[1], out
+    assert out.startswith(url.split("//")[0] + "//***@")
+    assert parsed.get("host", "/run/valkey.sock") in out  # where the store is stays readable
+
+
+def test_redact_keeps_the_host_and_hides_all_of_the_userinfo() -> None:
+    assert redact("redis://user:p@ss@cache:6379/0") == "redis://***@cache:6379/0"
+    assert redact("redis://us@er:pw@cache:6379/0") == "redis://***@cache:6379/0"
+    assert redact("unix://:p@ss@/run/valkey.sock?db=0") == "unix://***@/run/valkey.sock?db=0"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:pa/SECRET@cache:6379/0",
+        "redis://:pa?SECRET@cache:6379",
+        "redis://:pa#SECRET@cache",
+    ],
+)
+def test_redact_hides_a_password_the_client_would_read_cut_short(url: str) -> None:
+    """An unescaped '/', '?' or '#' ends urlparse's netloc: the client reads the password's
+    first part, and the rest must not show either."""
+    out = redact(url)
+    assert "pa" not in out and "SECRET" not in out, out
+    assert out.startswith("redis://***@cache"), out
+
+
+def test_redact_hides_query_passwords_as_the_client_parses_them() -> None:
+    # parse_qs decodes the name, and its value runs to the next '&'.
+    assert redact("unix:///run/v.sock?pass%77ord=hunter2") == "unix:///run/v.sock?pass%77ord=***"
+    url = "redis://cache/0?db=1&password=p@ss&w=rd&password=again"
+    assert redact(url) == "redis://cache/0?db=1&password=***&w=rd&password=***"
+    assert redact("redis://cache/0?password=a#b") == "redis://cache/0?password=***"
+    assert redact("redis://u:x@cache/0?password=y") == "redis://***@cache/0?password=***"
+    assert redact("redis://cache:6379/0?db=1") == "redis://cache:6379/0?db=1"
+
+
+def test_has_password_sees_every_form() -> None:
+    from dragoman.service.cache_store import has_password
+
+    assert has_password("redis://user:p@ss@cache:6379/0")
+    assert has_password("unix:///run/v.sock?password=x")
+    assert not has_password("redis://cache:6379/0")
+    assert not has_password("unix:///run/valkey.sock?db=0")
+    assert not has_password(None)
+
+
 async def test_a_value_round_trips_with_a_ttl_under_a_hashed_key(
     store: Store, raw: Redis, metrics: Metrics
 ) -> None:
