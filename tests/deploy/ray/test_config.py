@@ -15,6 +15,7 @@ from ray.serve.schema import ServeDeploySchema
 from dragoman.cli import main
 from dragoman.deploy.ray import haproxy
 from dragoman.deploy.ray.app import build
+from dragoman.deploy.ray.settings import RaySettings
 
 SERVER_TOML = """
 architecture = "echo"
@@ -79,7 +80,53 @@ def test_secrets_never_go_into_the_files(
     args = ["deploy", "ray", "--config", str(server_toml)]
     assert main([*args, "--config-out", str(out), "--rayservice-out", str(rs)]) == 0
     for path in (out, rs):
-        assert "secret" not in path.read_text()
+        assert "secret-key-1" not in path.read_text()
+        assert "secret-metrics" not in path.read_text()
+
+
+def test_a_store_url_with_a_password_never_goes_into_the_files(
+    server_toml: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nor into the runtime_env (its env_vars are written too): `build` reads it from the
+    environment of the cluster's processes, as it does the keys; the RayService's pods take it
+    from the keys Secret. A URL without a password stays in the args."""
+    cache = "redis://:cache-PASSWORD@valkey:6379/0"
+    glossary = "redis://dragoman:gl@ss-PASSWORD@valkey:6379/1"  # an '@' in the password
+    monkeypatch.setenv("DRAGOMAN_CACHE_URL", cache)
+    monkeypatch.setenv("DRAGOMAN_GLOSSARY_URL", glossary)
+    monkeypatch.setenv("DRAGOMAN_API_KEYS", "key-PASSWORD")
+    out, rs = tmp_path / "serve.yaml", tmp_path / "rayservice.yaml"
+    args = ["deploy", "ray", "--config", str(server_toml)]
+    assert main([*args, "--config-out", str(out), "--rayservice-out", str(rs)]) == 0
+    for path in (out, rs):
+        assert "PASSWORD" not in path.read_text() and "valkey" not in path.read_text()
+    note = capsys.readouterr().err
+    assert "DRAGOMAN_CACHE_URL" in note and "DRAGOMAN_GLOSSARY_URL" in note
+    assert "PASSWORD" not in note
+    # The app is built where the variables are: it gets both URLs back.
+    (app,) = yaml.safe_load(out.read_text())["applications"]
+    assert "cache_url" not in app["args"] and "glossary_url" not in app["args"]
+    settings = RaySettings(**app["args"])
+    assert (settings.cache_url, settings.glossary_url) == (cache, glossary)
+    # Every pod may build the app: each reads them from the Secret.
+    cluster = yaml.safe_load(rs.read_text())["spec"]["rayClusterConfig"]
+    for spec in (cluster["headGroupSpec"], *cluster["workerGroupSpecs"]):
+        (container,) = spec["template"]["spec"]["containers"]
+        refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+        assert refs == {
+            "DRAGOMAN_API_KEYS": {"name": "dragoman-keys", "key": "api-keys"},
+            "DRAGOMAN_CACHE_URL": {"name": "dragoman-keys", "key": "cache-url"},
+            "DRAGOMAN_GLOSSARY_URL": {"name": "dragoman-keys", "key": "glossary-url"},
+        }
+
+    monkeypatch.setenv("DRAGOMAN_CACHE_URL", "redis://valkey:6379/0")  # nothing to hide
+    monkeypatch.delenv("DRAGOMAN_GLOSSARY_URL")
+    assert main([*args, "--config-out", str(out)]) == 0
+    (app,) = yaml.safe_load(out.read_text())["applications"]
+    assert app["args"]["cache_url"] == "redis://valkey:6379/0"
 
 
 def test_rayservice_embeds_a_valid_serve_config(server_toml: Path, tmp_path: Path) -> None:

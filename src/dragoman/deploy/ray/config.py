@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from dragoman.deploy.k8s.groups import STORE_URLS
 from dragoman.deploy.ray.app import (
     build_application,
     deployment_options,
@@ -18,13 +19,15 @@ from dragoman.deploy.ray.app import (
 )
 from dragoman.deploy.ray.groups import model_groups
 from dragoman.deploy.ray.settings import RaySettings
+from dragoman.service.cache_store import has_password
 
 IMPORT_PATH = "dragoman.deploy.ray.app:build"
 RAY_VERSION = "2.60.0"
 SERVE_PORT = 8000
+RAYSERVICE_NAME = "dragoman"
 
 # Not application settings: where the cluster is and which files to write. Secrets never go
-# into a file; replicas read DRAGOMAN_API_KEYS and DRAGOMAN_METRICS_KEY from their environment.
+# into a file (secret_env below).
 _NOT_ARGS = {
     "ray_address",
     "ray_num_cpus",
@@ -39,10 +42,25 @@ _NOT_ARGS = {
 }
 
 
+def secret_env(settings: RaySettings) -> dict[str, str]:
+    """The secrets these settings hold, each as the DRAGOMAN_ variable `build` reads it from
+    and its entry in the keys Secret (`deploy k8s`'s names): the keys, and a store URL with a
+    password (one without stays in the args). Never written into the config, nor into its
+    runtime_env (whose env_vars are written too): `build` reads them from the environment of
+    the cluster's processes where it runs (`ray start`'s; the RayService's pods take them from
+    the Secret)."""
+    held = {"api_keys": "api-keys", "metrics_key": "metrics-key"}
+    held = {f: key for f, key in held.items() if getattr(settings, f)}
+    held |= {f: key for f, key in STORE_URLS.items() if has_password(getattr(settings, f))}
+    return {f"DRAGOMAN_{f.upper()}": key for f, key in held.items()}
+
+
 def app_args(settings: RaySettings) -> dict[str, Any]:
     """The settings given (flags, variables, config file), as `build`'s arguments; what was
-    left at its default is derived again where the app is built."""
-    return settings.model_dump(mode="json", exclude_unset=True, exclude=_NOT_ARGS)
+    left at its default is derived again where the app is built. Secrets are left out:
+    `build` reads them from the environment (secret_env)."""
+    secrets = {f for f in STORE_URLS if has_password(getattr(settings, f))}
+    return settings.model_dump(mode="json", exclude_unset=True, exclude=_NOT_ARGS | secrets)
 
 
 def serve_config(settings: RaySettings, host: str | None = None, port: int | None = None) -> dict:
@@ -70,7 +88,7 @@ def serve_config(settings: RaySettings, host: str | None = None, port: int | Non
     return config
 
 
-def rayservice(settings: RaySettings, name: str = "dragoman") -> dict:
+def rayservice(settings: RaySettings, name: str = RAYSERVICE_NAME) -> dict:
     """A KubeRay RayService (ray.io/v1): a head that runs no replicas, and one worker group
     whose pods each hold one model replica; KubeRay adds pods as Serve adds replicas."""
     config = serve_config(settings, host="0.0.0.0", port=SERVE_PORT)
@@ -86,12 +104,20 @@ def rayservice(settings: RaySettings, name: str = "dragoman") -> dict:
     if res.gpus:
         worker_resources["limits"]["nvidia.com/gpu"] = str(math.ceil(res.gpus))
 
+    # The app is built on any of the cluster's nodes: each pod gets the secrets `build` reads.
+    secrets = secret_env(settings)
+
     def container(role: str, resources: dict[str, Any], ports: list[int]) -> dict[str, Any]:
+        env = [  # each its own: a shared list is written as a YAML alias
+            {"name": var, "valueFrom": {"secretKeyRef": {"name": keys_secret(name), "key": key}}}
+            for var, key in secrets.items()
+        ]
         return {
             "name": f"ray-{role}",
             "image": settings.image,
             "resources": resources,
             "ports": [{"containerPort": p} for p in ports],
+            **({"env": env} if env else {}),
         }
 
     head_resources = {"requests": {"cpu": "1", "memory": "4Gi"}, "limits": {"memory": "4Gi"}}
@@ -130,6 +156,11 @@ def rayservice(settings: RaySettings, name: str = "dragoman") -> dict:
             },
         },
     }
+
+
+def keys_secret(name: str) -> str:
+    """The Secret a RayService named `name` takes its secrets from (`deploy k8s`'s name)."""
+    return f"{name}-keys"
 
 
 class _Block(str):

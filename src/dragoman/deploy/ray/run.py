@@ -39,7 +39,14 @@ def deploy_ray(settings: RaySettings) -> None:
     _require_ray()
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     if settings.config_out or settings.rayservice_out:
-        from dragoman.deploy.ray.config import rayservice, serve_config, write_yaml
+        from dragoman.deploy.ray.config import (
+            RAYSERVICE_NAME,
+            keys_secret,
+            rayservice,
+            secret_env,
+            serve_config,
+            write_yaml,
+        )
 
         if settings.config_out:
             write_yaml(settings.config_out, serve_config(settings))
@@ -47,6 +54,14 @@ def deploy_ray(settings: RaySettings) -> None:
         if settings.rayservice_out:
             write_yaml(settings.rayservice_out, rayservice(settings))
             print(f"wrote {settings.rayservice_out}: kubectl apply -f {settings.rayservice_out}")
+        secrets = secret_env(settings)
+        if secrets:
+            where = "set them in the environment of the cluster's processes (`ray start`)"
+            if settings.rayservice_out:
+                entries = ", ".join(secrets.values())
+                secret = keys_secret(RAYSERVICE_NAME)
+                where += f"; the RayService's pods read the Secret {secret} ({entries})"
+            print(f"not written: {', '.join(secrets)}: {where}", file=sys.stderr)
         return
     setup_logs(settings)
     run(settings)
