@@ -141,6 +141,10 @@ async def test_sentences_at_once_share_one_computed_prefix_restored_into_their_s
         assert bank.enabled and (bank.computed, bank.restored) == (1, 2)
         again = await t.translate("Good night.", "en", "fr")  # a slot that holds it already
         assert (bank.computed, bank.restored) == (1, 2)
+        # The server has a key of its own: another local process, without it, is refused.
+        async with httpx.AsyncClient(base_url=t._server.url, timeout=ANSWER_SECONDS) as other:
+            r = await other.post("/completion", json={"prompt": "Hello", "n_predict": 1})
+            assert r.status_code == 401, r.text
     words = ("merci", "bonjour", "où")
     for out, word in zip(outs, words, strict=True):
         assert out.finish_reason == "stop" and word in out.text.lower(), outs

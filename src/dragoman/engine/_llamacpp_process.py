@@ -1,5 +1,5 @@
-"""The llama.cpp server child of `--architecture llama-cpp`: its command line, start-up (until its
-/health answers 200) and a stop that always leaves no process behind."""
+"""The llama.cpp server child of `--architecture llama-cpp`: its command line, its key, start-up
+(until its /health answers 200) and a stop that always leaves no process behind."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -23,6 +24,9 @@ from dragoman.errors import EngineDead, EngineFailed
 log = logging.getLogger(__name__)
 
 STOP_GRACE_SECONDS = 10.0
+# llama-server's variable for --api-key (the embedded server reads it too): in the child's
+# environment, which only its user can read, not on its command line, which `ps` shows anyone.
+API_KEY_ENV = "LLAMA_API_KEY"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -101,8 +105,20 @@ class LlamaServerProcess:
         self.log_path = log_path
         self.url = f"http://127.0.0.1:{cmd[cmd.index('--port') + 1]}"
         self._proc: subprocess.Popen[bytes] | None = None
+        self.api_key: str | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What every request to the server carries: its key."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def start(self) -> None:
+        # A new key each start: without one any local process could use the server (it listens
+        # on 127.0.0.1, which every user of the host reaches).
+        self.api_key = secrets.token_urlsafe(32)
+        # This key only: none from a file our own environment might name.
+        env = {k: v for k, v in os.environ.items() if k != "LLAMA_ARG_API_KEY_FILE"}
+        env[API_KEY_ENV] = self.api_key
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as out:  # the child keeps its own descriptor
             self._proc = subprocess.Popen(
@@ -110,6 +126,7 @@ class LlamaServerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=env,
                 start_new_session=True,  # its own group: stop() reaches anything it spawns
                 preexec_fn=_die_with_parent,  # start() runs on the loop's thread, which lives on
             )
@@ -132,7 +149,9 @@ class LlamaServerProcess:
         """Until /health answers 200 (503 while the model loads); EngineDead if the child
         exits or the deadline passes first."""
         deadline = time.monotonic() + within
-        async with httpx.AsyncClient(base_url=self.url, timeout=5.0) as client:
+        async with httpx.AsyncClient(
+            base_url=self.url, timeout=5.0, headers=self.headers
+        ) as client:
             while time.monotonic() < deadline:
                 code = self.exit_code()
                 if code is not None:

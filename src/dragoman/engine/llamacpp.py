@@ -224,7 +224,9 @@ class LlamaCppTranslator:
             raise EngineDead(f"llama-server exited ({code}); restart the server")
         try:
             # Its own connection: the pool may be full of translations waiting for a slot.
-            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT_SECONDS) as client:
+            async with httpx.AsyncClient(
+                timeout=HEALTH_TIMEOUT_SECONDS, headers=self._server.headers
+            ) as client:
                 r = await client.get(f"{self._server.url}/health")
         except httpx.ConnectError as exc:
             raise EngineDead(f"llama-server does not accept connections: {exc}") from exc
@@ -415,13 +417,14 @@ def _slot_seconds(answer: dict[str, Any]) -> float | None:
     return float(timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3
 
 
-def slot_client(url: str, slots: int) -> httpx.AsyncClient:
+def slot_client(url: str, slots: int, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
     """A connection per slot (requests past the slots wait for one in the translator's
     SlotPicker, not in llama-server's HTTP queue), without timeouts past the connect:
-    deadlines are the service's, which cancels."""
+    deadlines are the service's, which cancels. `headers` (the server's key) go with every
+    request."""
     limits = httpx.Limits(max_connections=slots + 1)
     timeout = httpx.Timeout(10.0, read=None, pool=None)
-    return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout)
+    return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout, headers=headers)
 
 
 @asynccontextmanager
@@ -468,7 +471,7 @@ async def open_llamacpp(
             gguf,
             launcher_name(launcher),
         )
-        async with slot_client(server.url, settings.max_num_seqs) as c:
+        async with slot_client(server.url, settings.max_num_seqs, server.headers) as c:
             yield LlamaCppTranslator(
                 c,
                 server,

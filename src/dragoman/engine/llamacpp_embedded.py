@@ -40,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--slot-save-path", default="")
     p.add_argument("--cache-ram", type=int, default=8192)
+    # As llama-server: from its variable, so that the key is not on the command line.
+    p.add_argument("--api-key", default=os.environ.get("LLAMA_API_KEY", ""))
     return p
 
 
@@ -62,6 +64,8 @@ def params(args: argparse.Namespace) -> Any:
     p.use_jinja = args.jinja
     p.sampling.seed = args.seed
     p.cache_ram_mib = args.cache_ram
+    if args.api_key:
+        p.api_keys = [args.api_key]
     if args.slot_save_path:  # llama-server's own flag parsing adds the separator
         p.slot_save_path = os.path.join(args.slot_save_path, "")
     return p

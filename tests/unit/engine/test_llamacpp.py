@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from dragoman.engine import _llamacpp_process, llamacpp, llamacpp_embedded
@@ -53,6 +54,7 @@ class Child:
 
     def __init__(self) -> None:
         self.code: int | None = None
+        self.headers = {"Authorization": "Bearer test-key"}
 
     def exit_code(self) -> int | None:
         return self.code
@@ -371,8 +373,11 @@ def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
     assert server_launcher(EngineSettings(data_dir=tmp_path)) == [str(built)]
 
 
-def test_embedded_server_takes_the_flags_the_command_writes(tmp_path: Path) -> None:
+def test_embedded_server_takes_the_flags_the_command_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("xllamacpp")
+    monkeypatch.setenv("LLAMA_API_KEY", "the-key")  # as LlamaServerProcess.start gives it
     cmd = command(
         ["launcher"],
         tmp_path / "m.gguf",
@@ -389,6 +394,7 @@ def test_embedded_server_takes_the_flags_the_command_writes(tmp_path: Path) -> N
     assert p.cpuparams.n_threads == p.cpuparams_batch.n_threads == 2
     assert p.model_alias == {"m"} and p.ui is False
     assert p.cache_ram_mib == 0  # llama.cpp's 8 GiB of old prompts' states: memory grew
+    assert p.api_keys == ["the-key"] and "the-key" not in cmd
 
 
 def _wait_for(path: Path, seconds: float) -> None:
@@ -401,6 +407,55 @@ def _wait_for(path: Path, seconds: float) -> None:
 def _child(tmp_path: Path, code: str) -> LlamaServerProcess:
     cmd = [sys.executable, "-c", code, "--port", "9"]
     return LlamaServerProcess(cmd, tmp_path / "child.log")
+
+
+# A llama-server stand-in that, as llama-server with --api-key, answers 401 to a request
+# without its key, which it takes from LLAMA_API_KEY (exits 2 without one).
+KEYED_SERVER = """
+import http.server, os, sys
+key = os.environ.get("LLAMA_API_KEY") or sys.exit(2)
+port = int(sys.argv[sys.argv.index("--port") + 1])
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.headers.get("Authorization") == "Bearer " + key
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+async def test_the_server_gets_a_key_of_its_own_and_every_request_carries_it(
+    tmp_path: Path,
+) -> None:
+    """Not on its command line (`ps` shows it to every user): in its environment."""
+    cmd = [sys.executable, "-c", KEYED_SERVER, "--port", str(_llamacpp_process.free_port())]
+    server = LlamaServerProcess(cmd, tmp_path / "server.log")
+    server.start()
+    try:
+        await server.wait_healthy(within=30)  # its start-up polls carry the key
+        key = server.api_key
+        assert key is not None and len(key) >= 32
+        assert server.headers == {"Authorization": f"Bearer {key}"}
+        assert key not in " ".join(psutil.Process(server.pid).cmdline() + server.cmd)
+        # The translator's health check (a connection of its own) and its slot client.
+        async with slot_client(server.url, 2, server.headers) as client:
+            t = LlamaCppTranslator(client, server, EngineSettings(), WordTokenizer(), ("en", "fr"))
+            await t.check_health()
+            assert (await client.get("/slots")).status_code == 200
+        async with httpx.AsyncClient(base_url=server.url) as stranger:
+            assert (await stranger.get("/slots")).status_code == 401
+    finally:
+        await server.stop()
+    other = _child(tmp_path, "raise SystemExit(0)")
+    other.start()
+    assert other.api_key not in (None, key)  # a new one each start
+    await other.stop()
 
 
 async def test_child_that_exits_at_start_is_engine_dead_with_its_output(tmp_path: Path) -> None:
