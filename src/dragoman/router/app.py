@@ -29,6 +29,7 @@ from dragoman.router.backends import ANY, Backend, Pool, Want
 from dragoman.router.compat import GLOSSARIES, PASSED, deepl_want, libretranslate_want
 from dragoman.router.gather import gather_lists, merged
 from dragoman.router.health import run_checks
+from dragoman.router.paths import RefuseDotSegments, forwarded_path
 from dragoman.router.proxy import Outgoing, forward, outgoing
 from dragoman.settings import RouteSettings
 from dragoman.web.docs import add_docs
@@ -110,6 +111,7 @@ def build_router_app(
     app.state.pool = pool
     app.state.metrics = metrics
     app.state.stats = stats
+    app.add_middleware(RefuseDotSegments, render=render)  # inside the edge: logged, with an id
     app.add_middleware(
         EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
     )
@@ -120,10 +122,11 @@ def build_router_app(
 
     def outgoing_of(request: Request, body: bytes) -> Outgoing:
         """Forwarded as sent, with the client's content type, key, request id (ours when it
-        sent none) and deadline headers."""
+        sent none) and deadline headers; the path as routed (router/paths.py)."""
         headers = dict(request.headers)
         headers["x-request-id"] = request.scope["state"]["request_id"]
-        return outgoing(request.method, request.url.path, request.url.query, body, headers)
+        path = forwarded_path(request.scope["path"])
+        return outgoing(request.method, path, request.url.query, body, headers)
 
     async def relay(request: Request, want: Want) -> Response:
         out = outgoing_of(request, await request.body())

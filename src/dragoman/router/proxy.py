@@ -99,10 +99,17 @@ class Outgoing:
     """The client's request as the backends get it."""
 
     method: str
-    path: str  # with its query string
+    path: str  # percent-encoded, without its query string (what a log line may name)
+    query: str
     body: bytes
     headers: dict[bytes, bytes]  # as the client sent them (a value may hold any byte)
     deadline: float | None = None  # the client's X-Request-Timeout, seconds
+
+    @property
+    def target(self) -> str:
+        """The path with its query string: what the backend is sent, never logged (a
+        LibreTranslate client's `api_key=` may be in it)."""
+        return f"{self.path}?{self.query}" if self.query else self.path
 
 
 class _Slot:
@@ -141,7 +148,7 @@ async def send(
     try:
         request = client.build_request(
             out.method,
-            f"{b.url}{out.path}",
+            f"{b.url}{out.target}",
             content=out.body,
             headers=out.headers,
             timeout=timeout,
@@ -264,7 +271,7 @@ def outgoing(
         deadline = None
     if deadline is not None and not 0 < deadline < float("inf"):
         deadline = None  # the backend answers a bad value in its surface's shape
-    return Outgoing(method, f"{path}?{query}" if query else path, body, headers, deadline)
+    return Outgoing(method, path, query, body, headers, deadline)
 
 
 async def forward(
