@@ -12,13 +12,15 @@ from dragoman.text.letters import has_letters
 # Longest and most specific first: a URL may hold an '@' or '%s', a {{var}} holds a {var}. A
 # URL's scheme and an address start only where their run of characters starts: tried at every
 # letter of a long word, each try scans the rest of it (quadratic: 8,000 letters took a second).
+# Possessive where neighbours take the same character (printf's flag `0` and its width's
+# digits): otherwise a `%` before a long run of zeros is tried at every split of the run.
 _NOT_LANGUAGE = re.compile(
     r"""
     (?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|www\.)\S+          # URLs
     | (?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+             # e-mail addresses
     | \{\{[^{}]*\}\} | \$\{[^{}]*\}            # {{var}} ${var}
     | \{[\w.:-]*\}                             # {name} {0}; not ICU {n, plural, ...}: it holds text
-    | %(?:\([\w.-]+\)|\d+\$)?[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGcr@]   # printf: %s %1$s %(n)s %-5.2f
+    | %(?:\([\w.-]++\)|\d++\$)?+[-+\#0]*+\d*+(?:\.\d++)?+[sdifuxXoeEgGcr@]  # printf: %s %1$s %(n)s
     | \[[A-Z]\d+[A-Z]\]                        # [X1X]-style tokens
     | </?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?> | </?\d+/?>   # tags, i18next <0></0>
     | &(?:\#\d+|\#x[0-9a-fA-F]+|[A-Za-z]+);    # character references

@@ -15,47 +15,33 @@ _LABEL = re.compile(
     r"|traducción|traduzione|tradução|vertaling|翻译|译文|翻訳|訳文|번역)" + _COLON + r"\s*",
     re.IGNORECASE,
 )
+
+
 # A sentence announcing the translation, in the languages models chat in. It must name the
 # translation, so "Voici le plan : ..." (a translated "Here is the plan: ...") is content.
+# Each phrase's line is looked through once for the word (a lookahead) and then taken whole up
+# to its colon, possessive: a line of many such words or a long run of spaces was otherwise
+# tried at every split (quadratic).
+def _naming(opening: str, word: str) -> str:
+    return rf"{opening}(?={_LINE}?{word}){_LINE}+"
+
+
 _PREAMBLE = re.compile(
-    r"(?:(?:sure|certainly|of course|okay|ok)\b[^\n:：.!]*[.!,]\s*)?"
-    r"(?:here(?:['’]s| is| are)\b"
-    + _LINE
-    + r"\btranslat"
-    + _LINE
-    + r"|voici\b"
-    + _LINE
-    + r"\btradu"
-    + _LINE
-    + r"|hier ist\b"
-    + _LINE
-    + r"übersetz"
-    + _LINE
-    + r"|aquí (?:está|tienes)\b"
-    + _LINE
-    + r"traduc"
-    + _LINE
-    + r"|ecco\b"
-    + _LINE
-    + r"tradu"
-    + _LINE
-    + r"|以下是"
-    + _LINE
-    + r"翻译"
-    + _LINE
-    + r"|以下は"
-    + _LINE
-    + r"翻訳"
-    + _LINE
-    + r"|다음은"
-    + _LINE
-    + r"번역"
-    + _LINE
-    + r"|아래의?\s"
-    + _LINE
-    + r"(?:번역|다음과 같습니다)"
-    + _LINE
-    + r")"
+    r"(?:(?:sure|certainly|of course|okay|ok)\b[^\n:：.!]*[.!,]\s*)?(?:"
+    + "|".join(
+        [
+            _naming(r"here(?:['’]s| is| are)\b", r"\btranslat"),
+            _naming(r"voici\b", r"\btradu"),
+            _naming(r"hier ist\b", "übersetz"),
+            _naming(r"aquí (?:está|tienes)\b", "traduc"),
+            _naming(r"ecco\b", "tradu"),
+            _naming("以下是", "翻译"),
+            _naming("以下は", "翻訳"),
+            _naming("다음은", "번역"),
+            _naming(r"아래의?\s", "(?:번역|다음과 같습니다)"),
+        ]
+    )
+    + ")"
     + _COLON
     + r"\s*",
     re.IGNORECASE,
@@ -70,7 +56,7 @@ _QUOTES = (
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
 
 _NOTE = re.compile(
-    r"[\s*_\[]*\(?\s*(?:note|notes|nb|n\.b\.|translator'?s note|remarque|anmerkung|hinweis"
+    r"[\s*_\[]*+\(?+\s*+(?:note|notes|nb|n\.b\.|translator'?s note|remarque|anmerkung|hinweis"
     r"|nota|注|注意|备注|注释|注記|備考|참고|주의)[*_]*" + _COLON + r"|\(\s*note\b",
     re.IGNORECASE,
 )

@@ -44,14 +44,16 @@ _DATA = rf"""[^\s<>"'{_UNSPACED}{_WIDE_PUNCTUATION}]"""  # base64 holds none of 
 # Inline code (`a`, ``a`b``) is found apart, as fenced code is (`code_spans`): in the pattern,
 # each backtick run with no closing run of its length scanned the rest of its line (a line of
 # runs of 1, 2, 3... backticks, 100 KB, took 0.48 s, holding the GIL).
+# printf's flags, width and precision are possessive: a flag `0` is a width digit too, and a
+# `%` before a long run of zeros was otherwise tried at every split of the run.
 _BASE = rf"""
     {_URL}                                      # URLs
     | data:(?<!{_LETTER}data:)(?<![.+-]data:)[\w.+-]+/[\w.+-]+(?:;[^\s,;<>"']+)*,{_DATA}+  # data:
     | {_ADDRESS}{_STARTED}(?:{_LETTER}++|[.+-]++)*+@{_LABEL}(?:\.{_LABEL})++  # e-mail addresses
     | \{{\{{[^{{}}]*\}}\}} | \$\{{[^{{}}]*\}}             # {{{{var}}}} ${{var}}
-    | %\([\w.-]+\)[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGcr]   # %(name)s
-    | %\d+\$[-+\#0]*\d*(?:\.\d+)?[sdifuxXoeEgGc@]        # %1$s
-    | %[-+\#0]*\d*(?:\.\d+)?(?:ll|l|h)?[sdifuxXoeEgGc@](?!{_LETTER})  # %s %-5.2f (not %success)
+    | %\([\w.-]++\)[-+\#0]*+\d*+(?:\.\d++)?+[sdifuxXoeEgGcr]   # %(name)s
+    | %\d++\$[-+\#0]*+\d*+(?:\.\d++)?+[sdifuxXoeEgGc@]        # %1$s
+    | %[-+\#0]*+\d*+(?:\.\d++)?+(?:ll|l|h)?[sdifuxXoeEgGc@](?!{_LETTER})  # %s %-5.2f (not %success)
     | \{{[\w.:-]*\}}                              # {{name}} {{0}} (not ICU plural: it holds text)
     | :[a-z0-9_+-]+:                            # :emoji_name:
     | \[[A-Z]\d+[A-Z]\]                         # [X1X] (Weblate's masks)
@@ -75,7 +77,7 @@ _RUN = rf"""
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-]{40}")
 # In plain text, also what reads as our own inline markers (markup/markers.py).
 _LOOKALIKES = r"""
-    | (?i:<\s*/?\s*[gx]\s*\d{1,6}\s*/?\s*>)      # <g1> </g1> <x2/>
+    | (?i:<\s*+/?+\s*+[gx]\s*+\d{1,6}+\s*+/?+\s*+>)      # <g1> </g1> <x2/>
 """
 _PATTERNS = {
     (markers, runs): re.compile(

@@ -21,7 +21,8 @@ MARKER_HINT = (
 
 # Lenient about what a model does to a marker: spaces, capitals, `<g1/>`, `</x2>`. Numbers of up
 # to six digits: a 100,000-character block can hold over 10,000 elements.
-_MARKER = re.compile(r"<\s*(/?)\s*([gx])\s*(\d{1,6})\s*(/?)\s*>", re.IGNORECASE)
+# Possessive: a `<` before a long run of spaces is otherwise tried at every split of it.
+_MARKER = re.compile(r"<\s*+(/?+)\s*+([gx])\s*+(\d{1,6}+)\s*+(/?+)\s*+>", re.IGNORECASE)
 _SNAP = 16
 """How far (characters) a proportional position moves to reach a word boundary; beyond it
 (scripts without spaces) the position stays where it fell."""
