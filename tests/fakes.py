@@ -7,7 +7,14 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Terms, Translation
+from dragoman.engine.protocol import (
+    ChatChunk,
+    ChatFinish,
+    ChatParams,
+    Terms,
+    Translation,
+    chat_budget,
+)
 from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, TextTooLong
 
 
@@ -72,7 +79,7 @@ class FakeTranslator:
         yield ChatChunk("", prompt)
         last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         words = (self.chat_reply if self.chat_reply is not None else last).split()
-        kept = words[: params.max_tokens] if params.max_tokens else words
+        kept = words[: chat_budget(params, None, len(words))]
         finish: ChatFinish = "length" if len(kept) < len(words) else "stop"
         self.running += 1
         self.started += 1

@@ -109,7 +109,9 @@ def build_app(
     app.state.keys = keys
     app.state.glossaries = glossaries
     app.state.stats = stats
-    app.state.generation = GenerationService(host.translator, metrics, admission, limits)
+    app.state.generation = GenerationService(
+        host.translator, metrics, admission, limits, settings.max_output_tokens
+    )
     app.state.service = service
     # The last added runs first: metrics see every answer, the edge's refusals included; the
     # edge's ids and input limits hold before routing and parsing.

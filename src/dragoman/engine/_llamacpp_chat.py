@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from dragoman.engine._llamacpp_process import error_message, stream_messages
-from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams
+from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, chat_budget
 from dragoman.errors import ContextTooLong, EngineFailed, InvalidRequest
 
 # The slot key of a chat request: a slot that ran one holds no pair's translation prefix.
@@ -69,7 +69,6 @@ def chat_body(
     """A streamed /completion request. Every sampling value is set, since llama.cpp's own
     defaults (temperature 0.8, top-k 40, ...) are neither vLLM's nor the model's; top-k 0 is
     off in both. The repetition penalty looks back over prompt and output, as vLLM's does."""
-    asked = params.max_tokens or defaults.get("max_tokens")
     room = max_model_len - len(ids)
     given = {
         "temperature": params.temperature,
@@ -83,7 +82,7 @@ def chat_body(
     value = {k: v if v is not None else defaults.get(k, _NEUTRAL[k]) for k, v in given.items()}
     body: dict[str, Any] = {
         "prompt": ids,
-        "n_predict": min(asked, room) if asked else room,
+        "n_predict": chat_budget(params, defaults.get("max_tokens"), room),
         "temperature": value["temperature"],
         "top_p": value["top_p"],
         # -1 (vLLM's off) is 0 here. Greedy is top-k 1: the same token, without sampling

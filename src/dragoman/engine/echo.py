@@ -9,7 +9,14 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 from dragoman.engine.plan import EnginePlan
-from dragoman.engine.protocol import ChatChunk, ChatFinish, ChatParams, Terms, Translation
+from dragoman.engine.protocol import (
+    ChatChunk,
+    ChatFinish,
+    ChatParams,
+    Terms,
+    Translation,
+    chat_budget,
+)
 
 
 class EchoTranslator:
@@ -44,7 +51,7 @@ class EchoTranslator:
         yield ChatChunk("", prompt)
         last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         words = last.split()
-        kept = words[: params.max_tokens] if params.max_tokens else words
+        kept = words[: chat_budget(params, None, len(words))]
         self._running += 1
         try:
             await asyncio.sleep(self.delay)

@@ -30,6 +30,9 @@ class Translation:
     output_tokens: int
     queue_seconds: float
     inference_seconds: float
+    cached: bool = False
+    """Answered from the translation cache: its tokens are those the engine's answer had (a
+    hit reports the usage a miss does), but no engine work was done for it."""
 
 
 def charged_both(kept: Translation, first: Translation, second: Translation) -> Translation:
@@ -107,6 +110,9 @@ class ChatParams:
     vLLM's neutral one); `max_tokens` None: as many as the context has room for."""
 
     max_tokens: int | None = None
+    cap: int | None = None
+    """The server's own bound on the tokens generated, whatever `max_tokens` or the model's
+    default asks: its output limit, and what the caller's key may still spend (None: none)."""
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = None
@@ -117,6 +123,14 @@ class ChatParams:
     ignore_eos: bool = False
     stop: tuple[str, ...] = ()
     seed: int | None = None
+
+
+def chat_budget(params: ChatParams, default: int | None, room: int) -> int:
+    """The most tokens a chat answer may have: `max_tokens` (else the model's `default`),
+    within the context's `room` and the server's `cap`."""
+    asked = params.max_tokens or default
+    budget = min(asked, room) if asked else room
+    return min(budget, params.cap) if params.cap else budget
 
 
 @dataclass(frozen=True)

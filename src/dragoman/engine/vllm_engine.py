@@ -31,6 +31,7 @@ from dragoman.engine.protocol import (
     FinishReason,
     Terms,
     Translation,
+    chat_budget,
 )
 from dragoman.errors import ContextTooLong, EngineDead, EngineFailed, InvalidRequest
 from dragoman.host import detect
@@ -286,7 +287,6 @@ class VllmTranslator:
         from vllm.sampling_params import RequestOutputKind
 
         d = self._chat_defaults
-        asked = params.max_tokens or d.get("max_tokens")
         values: dict[str, tuple[Any, Any]] = {
             "temperature": (params.temperature, 1.0),
             "top_p": (params.top_p, 1.0),
@@ -302,7 +302,8 @@ class VllmTranslator:
             }
             return SamplingParams(
                 **sampling,
-                max_tokens=min(asked, room) if asked else room,  # capped to the context's room
+                # within the context's room and the server's cap
+                max_tokens=chat_budget(params, d.get("max_tokens"), room),
                 ignore_eos=params.ignore_eos,
                 stop=list(params.stop) or None,
                 seed=params.seed,

@@ -3,8 +3,10 @@ everything that decides the output (model, prompt and decoding settings, pair, t
 neighbours it was shown), bounded by memory (an LRU over the bytes held). A repeated sentence,
 in one document or across requests, costs no engine request. Outputs cut short (length) or
 by the loop guard are not kept, nor replies kept despite failing the service's check: a retry
-may do better. With a shared store (--cache-url, cache_store.py) this is the first level: the
-store is read on its miss and written with it."""
+may do better. An entry keeps the tokens its translation cost with its text, and a hit reports
+them: an answer's usage is the same from the cache as from the engine, so it does not tell one
+caller what another translated. With a shared store (--cache-url, cache_store.py) this is the
+first level: the store is read on its miss and written with it."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
 from dragoman.service.cache_store import SharedStore
 
-# Bump when prompts change what a model answers: cached translations of the old prompt go.
-PROMPT_VERSION = "2"
+# Bump when prompts change what a model answers, or what an entry holds: cached translations
+# of the old prompt go. 3: an entry holds its tokens (`pack`).
+PROMPT_VERSION = "3"
 # Bytes an entry costs besides its text: the key, the LRU's two dicts and its order's node
 # (350-490 measured with tracemalloc, by where the dicts are in their doubling). At 200 the
 # cache held 2.5x its --cache-mib (a Translation kept whole was another ~300 bytes).
@@ -37,8 +40,8 @@ class TranslationCache:
     ) -> None:
         self.enabled = max_bytes > 0
         self.store = store
-        # Only the text is kept: a cached translation is a "stop" one, and a hit did no engine
-        # work (no tokens, no time).
+        # Only the text and its tokens are kept (`pack`): a cached translation is a "stop" one,
+        # and a hit did no engine work (no time).
         self._lru: LRUCache[bytes, str] = LRUCache(max(1, max_bytes), getsizeof=_size)
         self._salt = f"{PROMPT_VERSION}|{salt}"
         self._metrics = metrics
@@ -67,7 +70,7 @@ class TranslationCache:
         return self._hit(hit)
 
     def get_all(self, keys: Iterable[bytes]) -> list[str] | None:
-        """Every key's translated text when the local cache holds them all, each counted as a
+        """Every key's entry (`pack`) when the local cache holds them all, each counted as a
         hit (`as_hit` makes it a Translation); None, with nothing counted, at the first key it
         lacks (the rest are not looked at). Called on the event loop for up to a request's
         every unit: 50,000 hits took 114 ms as Translations counted one by one, 16 ms so."""
@@ -89,33 +92,51 @@ class TranslationCache:
         has none or fails), kept locally too."""
         if self.store is None:
             return None
-        text = await self.store.get(key)
-        if text is None:
+        entry = await self.store.get(key)
+        if entry is None:
             return None
-        self._keep(key, text)
-        return as_hit(text)
+        try:
+            hit = as_hit(entry)
+        except ValueError:  # not an entry of this version: a miss
+            return None
+        self._keep(key, entry)
+        return hit
 
     def put(self, key: bytes, value: Translation) -> None:
+        """Keep `value` (a "stop" one) with the tokens it reports: those of every engine
+        request it took (a reply asked again is charged both)."""
         if value.finish_reason != "stop":
             return
-        self._keep(key, value.text)
+        entry = pack(value)
+        self._keep(key, entry)
         if self.store is not None:
-            self.store.put(key, value.text)
+            self.store.put(key, entry)
 
     async def aclose(self) -> None:
         if self.store is not None:
             await self.store.aclose()
 
-    def _keep(self, key: bytes, text: str) -> None:
+    def _keep(self, key: bytes, entry: str) -> None:
         if not self.enabled:
             return
         try:
-            self._lru[key] = text
+            self._lru[key] = entry
         except ValueError:  # larger than the whole cache
             return
         self._metrics.cache_bytes.set(self._lru.currsize)
 
 
-def as_hit(text: str) -> Translation:
-    """A cached text as its translation: a stop, with no engine work."""
-    return Translation(text, "stop", 0, 0, 0.0, 0.0)
+def pack(value: Translation) -> str:
+    """A translation as an entry: its tokens, then its text (one string: in the local cache
+    and the shared store alike, a few bytes more than the text)."""
+    return f"{value.input_tokens} {value.output_tokens}\x1f{value.text}"
+
+
+def as_hit(entry: str) -> Translation:
+    """An entry as its translation: a stop, with the tokens it cost and no engine work.
+    ValueError if `entry` is not one `pack` made."""
+    usage, sep, text = entry.partition("\x1f")
+    if not sep:
+        raise ValueError("not a cache entry")
+    given, made = usage.split(" ")
+    return Translation(text, "stop", int(given), int(made), 0.0, 0.0, cached=True)

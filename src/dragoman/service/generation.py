@@ -1,22 +1,44 @@
 """Chat generation (the OpenAI surface): not a translation, so no prompts, segmentation or
 guard, but the same gates as the translation service, on the same instances: refuse while
 draining; the model must be served; the prompt must fit (checked before any engine work);
-the caller's per-key limits, counted in characters of the messages; admission as one engine
-request; the request's deadline, checked at every step of the answer."""
+the caller's per-key limits; admission as one engine request; the request's deadline, checked
+at every step of the answer.
+
+A chat request is charged in the characters the key limits count: its messages' characters,
+and CHARS_PER_TOKEN for each token it generates. Its answer (`max_tokens` or not, which is an
+upper bound, as the context's room caps it too) is capped by the server's output limit
+(--max-output-tokens) and by what the key may still spend: the rest of its day's quota, at most
+its whole minute's limit. At admission the most it may cost is charged (a reservation, so
+concurrent requests cannot spend the same quota twice), lowered to the tokens really generated
+once it ends. A key that cannot pay for its messages and one token is refused as on any
+surface: 429 `quota_exceeded` until midnight UTC, or `rate_limited` with a Retry-After while
+its minute is used up. `ignore_eos` is honoured: it makes an answer as long as the cap, and it
+is charged for each token of it."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import replace
 
 from dragoman.engine.protocol import ChatChunk, ChatEngine, ChatParams, Translator
-from dragoman.errors import DeadlineExceeded, ModelNotFound
+from dragoman.errors import (
+    DeadlineExceeded,
+    ModelNotFound,
+    QuotaExceeded,
+    RateLimited,
+    TextTooLong,
+)
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission, Ticket
 from dragoman.service.deadline import Deadline
 from dragoman.service.keys import Caller
-from dragoman.service.quota import KeyLimits
+from dragoman.service.quota import Charge, KeyLimits
+
+CHARS_PER_TOKEN = 4
+"""What a generated token costs a key, in the characters its limits count (a token of English
+text is about four characters)."""
 
 
 class Generation:
@@ -34,6 +56,7 @@ class Generation:
         ticket: Ticket,
         deadline: Deadline,
         metrics: Metrics,
+        on_end: Callable[[int], None] = lambda made: None,
     ) -> None:
         self._stream = stream
         self.model = model
@@ -41,8 +64,11 @@ class Generation:
         self._ticket = ticket
         self._deadline = deadline
         self._metrics = metrics
+        self._on_end = on_end  # given the tokens generated, once it ends
         self.last: ChatChunk | None = None
         """The final chunk (finish reason and token counts), once it came."""
+        self.made = 0
+        """Tokens generated so far (each chunk carries the count)."""
         self._open = True
 
     def __aiter__(self) -> Generation:
@@ -77,6 +103,7 @@ class Generation:
             raise
         finally:
             self._ticket.waiting_in(None)
+        self.made = max(self.made, chunk.completion_tokens)
         if chunk.finish_reason is not None:
             self.last = chunk
             self._ticket.done_one()
@@ -95,6 +122,7 @@ class Generation:
             await self._stream.aclose()  # aborts the engine request if it is still running
         finally:
             self._ticket.release()
+            self._on_end(self.made)
 
 
 class GenerationService:
@@ -104,11 +132,13 @@ class GenerationService:
         metrics: Metrics,
         admission: Admission,
         limits: KeyLimits,
+        max_output_tokens: int,
     ) -> None:
         self._translator = translator  # raises EngineNotReady / EngineDead
         self.metrics = metrics
         self.admission = admission
         self.limits = limits
+        self.max_output_tokens = max_output_tokens
         self.created = int(time.time())
 
     def models(self) -> dict[str, str]:
@@ -138,11 +168,13 @@ class GenerationService:
                 f"the model {name!r} does not exist on this server; it serves "
                 f"{', '.join(repr(s) for s in served)} (GET /v1/models)"
             )
-        stream = engine.chat(name, messages, params)
+        chars = sum(len(m["content"]) for m in messages)
+        cap = self._cap(caller, chars, params.max_tokens)
+        stream = engine.chat(name, messages, replace(params, cap=cap))
         try:
             accepted = await anext(stream)  # the prompt fits; nothing reached the engine yet
-            chars = sum(len(m["content"]) for m in messages)
-            self.limits.check(caller, chars)
+            reserved = chars + CHARS_PER_TOKEN * cap  # the most the answer may cost
+            self._check(caller, chars, cap)
             remaining = deadline.remaining()
             if remaining <= 0:
                 self.metrics.expired.inc()
@@ -155,9 +187,43 @@ class GenerationService:
             await stream.aclose()
             raise
         # Nothing awaited since the checks: the key's use and the admission agree.
-        self.limits.charge(caller, chars)
+        charge = self.limits.charge(caller, reserved)
         self.metrics.admitted.inc()
         if caller.name is not None:
             self.metrics.key_requests.labels(caller.name).inc()
-            self.metrics.key_characters.labels(caller.name).inc(chars)
-        return Generation(stream, name, accepted.prompt_tokens, ticket, deadline, self.metrics)
+
+        def settle(made: int) -> None:
+            self._settle(charge, chars + CHARS_PER_TOKEN * made)
+
+        return Generation(
+            stream, name, accepted.prompt_tokens, ticket, deadline, self.metrics, settle
+        )
+
+    def _cap(self, caller: Caller, chars: int, asked: int | None) -> int:
+        """The most tokens the answer may have: what the client asked, within the server's
+        output limit and what the key may still spend beyond the messages (at least one
+        token: a key with nothing left is refused by its limits' check)."""
+        cap = min(asked or self.max_output_tokens, self.max_output_tokens)
+        room = self.limits.room(caller)
+        if room is not None:
+            cap = min(cap, max(1, (room - chars) // CHARS_PER_TOKEN))
+        return cap
+
+    def _check(self, caller: Caller, chars: int, cap: int) -> None:
+        """The key's limits for the most the request may cost, a refusal saying what that
+        is made of."""
+        try:
+            self.limits.check(caller, chars + CHARS_PER_TOKEN * cap)
+        except (QuotaExceeded, RateLimited, TextTooLong) as exc:
+            why = (
+                f"{exc.message}; a chat request is charged its messages' characters (here "
+                f"{chars}) and {CHARS_PER_TOKEN} for each token of its answer (here at most {cap})"
+            )
+            raise type(exc)(why, exc.retry_after) from None
+
+    def _settle(self, charge: Charge, spent: int) -> None:
+        """The reservation lowered to what the request spent (its messages and the tokens
+        generated: one that failed or lost its client pays for what was made)."""
+        self.limits.settle(charge, spent)
+        if charge.caller.name is not None:
+            self.metrics.key_characters.labels(charge.caller.name).inc(charge.chars)

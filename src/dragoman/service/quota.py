@@ -3,7 +3,8 @@ request of a minute passes, the N+1th is refused), with a Retry-After saying whe
 the minute's earlier use will have aged out; and characters per UTC day (a quota, as DeepL's:
 refused with `quota_exceeded` until midnight UTC). Keys are few (the operator's), and each
 keeps at most a minute of entries and one day counter. Usage is also counted for the anonymous
-caller when keys are off, so /v2/usage reports the server's day."""
+caller when keys are off, so /v2/usage reports the server's day. A charge may be a reservation
+(a chat completion's most tokens, before it runs), settled down to what was spent once known."""
 
 from __future__ import annotations
 
@@ -12,11 +13,33 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from dragoman.errors import QuotaExceeded, RateLimited, TextTooLong
 from dragoman.service.keys import Caller
 
 WINDOW = 60.0
+
+
+class _Use:
+    """One charge in a key's minute: when, and its characters (lowered when settled)."""
+
+    __slots__ = ("at", "chars", "live")
+
+    def __init__(self, at: float, chars: int) -> None:
+        self.at = at
+        self.chars = chars
+        self.live = True  # still in the key's minute
+
+
+@dataclass
+class Charge:
+    """What `KeyLimits.charge` counted, for `KeyLimits.settle`."""
+
+    caller: Caller
+    chars: int
+    day: dt.date
+    use: _Use | None
 
 
 class KeyLimits:
@@ -33,7 +56,7 @@ class KeyLimits:
         self.cpd = chars_per_day
         self._clock = clock
         self._now = now
-        self._use: dict[str, deque[tuple[float, int]]] = {}
+        self._use: dict[str, deque[_Use]] = {}
         self._chars: dict[str, int] = {}  # the characters in each key's window, kept current
         self._day: dict[str | None, tuple[dt.date, int]] = {}
 
@@ -59,11 +82,24 @@ class KeyLimits:
                 _retry((midnight - now).total_seconds()),
             )
 
-    def _window(self, key: str) -> deque[tuple[float, int]]:
+    def room(self, caller: Caller) -> int | None:
+        """The most characters one request of the caller's may be charged: what is left of
+        the day's quota, at most the minute's whole limit (the minute's own use is a wait, not
+        a smaller answer: `check` says when); None when no character limit applies."""
+        if caller.key is None:
+            return None
+        bounds = [self.cpm] if self.cpm else []
+        if self.cpd:
+            bounds.append(max(0, self.cpd - self.day_usage(caller)))
+        return min(bounds) if bounds else None
+
+    def _window(self, key: str) -> deque[_Use]:
         use = self._use.setdefault(key, deque())
         horizon = self._clock() - WINDOW
-        while use and use[0][0] <= horizon:
-            self._chars[key] -= use.popleft()[1]
+        while use and use[0].at <= horizon:
+            gone = use.popleft()
+            gone.live = False
+            self._chars[key] -= gone.chars
         return use
 
     def check(self, caller: Caller, chars: int) -> None:
@@ -83,15 +119,15 @@ class KeyLimits:
         refusals: list[tuple[str, float]] = []
         if self.rpm and len(use) >= self.rpm:
             # The oldest requests must age out until one more fits.
-            at = use[len(use) - self.rpm][0]
+            at = use[len(use) - self.rpm].at
             message = f"this key's limit of {self.rpm} requests a minute is used up"
             refusals.append((message, at + WINDOW - now))
         used = self._chars.get(caller.key, 0)  # a running total: no sum per request
         if self.cpm and used + chars > self.cpm:
             freed, at = 0, now
-            for t, n in use:
-                freed += n
-                at = t
+            for u in use:
+                freed += u.chars
+                at = u.at
                 if used - freed + chars <= self.cpm:
                     break
             message = (
@@ -102,13 +138,33 @@ class KeyLimits:
         if refusals:
             raise RateLimited(refusals[0][0], _retry(max(wait for _, wait in refusals)))
 
-    def charge(self, caller: Caller, chars: int) -> None:
+    def charge(self, caller: Caller, chars: int) -> Charge:
         today = self._now().date()
         self._day[caller.key] = (today, self.day_usage(caller) + chars)
         if caller.key is None or not (self.rpm or self.cpm):
-            return
-        self._window(caller.key).append((self._clock(), chars))
+            return Charge(caller, chars, today, None)
+        use = _Use(self._clock(), chars)
+        self._window(caller.key).append(use)
         self._chars[caller.key] = self._chars.get(caller.key, 0) + chars
+        return Charge(caller, chars, today, use)
+
+    def settle(self, charge: Charge, spent: int) -> None:
+        """Lower a charge made in advance (a reservation) to the characters `spent`: the rest
+        is given back to the day (if it is still the day charged) and to the minute (if the
+        charge is still in it). Never raises it: what was reserved is the most it costs."""
+        back = charge.chars - max(0, spent)
+        if back <= 0:
+            return
+        charge.chars -= back
+        key = charge.caller.key
+        day, used = self._day.get(key, (None, 0))
+        if day == charge.day:
+            self._day[key] = (day, max(0, used - back))
+        if charge.use is not None and key is not None:
+            self._window(key)  # a charge that aged out of the minute counts there no more
+            if charge.use.live:
+                charge.use.chars -= back
+                self._chars[key] -= back
 
 
 def _retry(seconds: float) -> int:

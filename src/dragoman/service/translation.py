@@ -1,11 +1,12 @@
 """The one translation service every API surface calls. In order: refuse while draining; check
 the request against the model and settings; check the caller's per-key limits; detect the
 language of each text when the source is not given; admit it whole or refuse it (admission
-control); then send every text to the engine as its own concurrent request, within the
-request's deadline, an identical text already in flight joining that one (coalescing). Where
-the server hosts quality tiers, the request's `quality` hint picks the model of each pair. Texts
-with no letters, and texts already in the target language, come back as they are, with no
-engine work. Surfaces map its results and errors to their shapes."""
+control), charging the caller's key for it (`charge_of`: the texts and what their prompts show
+beside them, once here for every surface); then send every text to the engine as its own
+concurrent request, within the request's deadline, an identical text already in flight joining
+that one (coalescing). Where the server hosts quality tiers, the request's `quality` hint picks
+the model of each pair. Texts with no letters, and texts already in the target language, come
+back as they are, with no engine work. Surfaces map its results and errors to their shapes."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import TypeVar
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
-from dragoman.engine.prompts import Insisted, insist_note
+from dragoman.engine.prompts import InContext, Insisted, insist_note
 from dragoman.engine.protocol import (
     FinishReason,
     Quality,
@@ -82,6 +83,22 @@ class Translated:
     """Per text, the model that translated it (None: it needed none); a list may mix them."""
     qualities: list[Quality | None] | None = None
     """Per text, the tier of its model (None: it needed none)."""
+    charged: list[int] | None = None
+    """Per text, the characters its key was charged for it (`charge_of`)."""
+
+
+def charge_of(text: str, units: Iterable[tuple[str, Terms]]) -> int:
+    """What a text costs its key, in characters: its own, and what the prompts of its units
+    sent to the model show beside them (each `(unit as shown, its glossary terms)`): the
+    glossary terms it holds and the neighbouring sentences shown as context, each as often as
+    a prompt shows it. The same whether the cache answers or the engine: the answer's usage
+    does not tell one caller what another translated."""
+    extra = 0
+    for shown, terms in units:
+        extra += sum(len(source) + len(target) for source, target in terms)
+        if isinstance(shown, InContext):
+            extra += len(shown.before) + len(shown.after)
+    return len(text) + extra
 
 
 @functools.lru_cache(maxsize=4)
@@ -241,7 +258,7 @@ class TranslationService:
 
         # The engine's work: texts with a language that is not already the target, each cut
         # into units (sentences, blocks of markup); units with no letters need no engine.
-        def cut() -> tuple[dict[int, Plan], dict[int, list[bool]], list[Job]]:
+        def cut() -> tuple[dict[int, Plan], dict[int, list[bool]], list[Job], list[int]]:
             plans = {
                 i: plan(texts[i], src, options, self.sizes, markups.get(i))
                 for i, src in enumerate(sources)
@@ -252,36 +269,41 @@ class TranslationService:
             # Each unit's request and cache key, computed once here (not on the event loop,
             # between the limits' check and the charge: 50,000 units held it 0.4 s).
             jobs: list[Job] = []
+            charged = [len(t) for t in texts]
             for i, p in plans.items():
                 src = sources[i] or ""
                 model = _engine(translator, src, target, quality)
                 shown = context.with_neighbours(p.units, mode)  # where `mode` asks
+                first = len(jobs)
                 for u, text, go in zip(p.units, shown, engine[i], strict=True):
                     if go:
                         found = terms_in(u, terms)
                         key = self.key_of(model, text, src, target, found)
                         jobs.append((model, text, src, target, found, key))
-            return plans, engine, jobs
+                charged[i] = charge_of(texts[i], ((j[1], j[4]) for j in jobs[first:]))
+            return plans, engine, jobs, charged
 
         # A long request is cut off the event loop: 3 MB of short lines took it 5 s.
-        plans, engine, jobs = await work(cut)
+        plans, engine, jobs, charged = await work(cut)
+        chars = sum(charged)  # the glossary's terms and the neighbours its prompts show too
         remaining = deadline.remaining()
         if remaining <= 0:
             self.metrics.expired.inc()
             raise DeadlineExceeded(
                 f"the request's deadline of {deadline.seconds:g} s passed before it was admitted"
             )
-        # Checked again: detection, the glossary's index and the cut were awaited since the
-        # first check, and a key's concurrent requests all passed it uncharged (ten at once
-        # went through a limit of two). Nothing is awaited from here to the charge; before the
-        # cache is asked, whose hits count. Only looked up here: the keys came with the cut.
+        # Checked again, for the whole charge (the first knew only the texts): detection, the
+        # glossary's index and the cut were awaited since the first check, and a key's
+        # concurrent requests all passed it uncharged (ten at once went through a limit of
+        # two). Nothing is awaited from here to the charge; before the cache is asked, whose
+        # hits count. Only looked up here: the keys came with the cut.
         self.limits.check(caller, chars)
         # A long document holds at most max_items places; its units take turns in them. A
         # request the cache answers whole takes no place: it does no engine work.
         cached = self.cache.get_all([job[5] for job in jobs]) if jobs else None
         held = min(len(jobs), self.settings.max_items)
         ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
-        self.limits.charge(caller, chars)  # the key's use and the admission agree
+        self.limits.charge(caller, chars)  # the key's use and the admission agree, hit or not
         self.metrics.admitted.inc()
         if caller.name is not None:
             self.metrics.key_requests.labels(caller.name).inc()
@@ -298,6 +320,7 @@ class TranslationService:
         # A text the model did not see (already in the target language) misses no term.
         missed_terms: list[list[str]] | None = [[] for _ in texts] if terms is not None else None
         answers = iter(done)
+        engine_tokens = [0, 0]  # the cache's hits report tokens, but took none
 
         def assemble() -> None:
             for i, p in plans.items():
@@ -305,6 +328,10 @@ class TranslationService:
                     next(answers) if go else unchanged(u)
                     for u, go in zip(p.units, engine[i], strict=True)
                 ]
+                for r in parts:
+                    if not r.cached:
+                        engine_tokens[0] += r.input_tokens
+                        engine_tokens[1] += r.output_tokens
                 if missed_terms is not None and terms is not None:
                     replies = [r.text for r in compress(parts, engine[i])]
                     missed_terms[i] = missed(list(compress(p.units, engine[i])), replies, terms)
@@ -318,10 +345,10 @@ class TranslationService:
         # Put back together off the event loop too, as it was cut: 64 pages of 60 KB held
         # /ready 1.8 s while their markup was rebuilt.
         await work(assemble)
+        self.metrics.input_tokens.inc(engine_tokens[0])
+        self.metrics.output_tokens.inc(engine_tokens[1])
         for r in results:
             self.metrics.translations.labels(r.finish_reason).inc()
-            self.metrics.input_tokens.inc(r.input_tokens)
-            self.metrics.output_tokens.inc(r.output_tokens)
             if r.inference_seconds > 0:  # unchanged texts and cache hits cost no engine time
                 self.metrics.queue_time.observe(r.queue_seconds)
                 self.metrics.inference_time.observe(r.inference_seconds)
@@ -338,7 +365,9 @@ class TranslationService:
         tiers = [None if m is None else self._tier(translator, m) for m in models]
         if missed_terms is not None:
             self.metrics.glossary_missed.inc(sum(map(len, missed_terms)))
-        return Translated(results, model, sources, detections, missed_terms, tier, models, tiers)
+        return Translated(
+            results, model, sources, detections, missed_terms, tier, models, tiers, charged
+        )
 
     def _tier(self, translator: Translator, model: str) -> Quality:
         """The tier `model` serves: the server's own where it hosts tiers, else the
@@ -427,9 +456,9 @@ class TranslationService:
         outcome = "fixed" if failed is None else "failed"
         self.metrics.validation_retries.labels(failure, outcome).inc()
         log.info("reply failed its check (%s): asked again, %s", failure, outcome)
-        best = second if rank(failed) < rank(failure) else first
-        self.cache.put(key, best)
-        return charged_both(best, first, second)
+        best = charged_both(second if rank(failed) < rank(failure) else first, first, second)
+        self.cache.put(key, best)  # a hit reports both requests' tokens too
+        return best
 
     async def _fan_out(
         self,

@@ -108,7 +108,8 @@ async def test_numbers_only_come_back_without_engine_work(
 async def test_a_repeat_comes_from_the_cache(
     client: httpx.AsyncClient, fake: FakeTranslator
 ) -> None:
-    assert (await client.post("/v1/translate", json=body("Good morning"))).status_code == 200
+    first = await client.post("/v1/translate", json=body("Good morning"))
+    assert first.status_code == 200
     r = await client.post("/v1/translate", json=body(["Good morning", "Good evening"]))
     assert [i["text"] for i in r.json()["translations"]] == [
         "[fr] Good morning",
@@ -116,9 +117,27 @@ async def test_a_repeat_comes_from_the_cache(
     ]
     assert fake.started == 2
     hit = r.json()["translations"][0]
-    assert hit["output_tokens"] == 0 and hit["inference_seconds"] == 0
+    assert hit["inference_seconds"] == 0
     metrics = (await client.get("/metrics")).text
     assert 'dragoman_cache_hits_total{level="local"} 1.0' in metrics
+    # The engine's tokens: two translations of two words, not the hit's (12 in, 2 out each).
+    assert 'dragoman_translation_tokens_total{direction="input"} 24.0' in metrics
+    assert 'dragoman_translation_tokens_total{direction="output"} 4.0' in metrics
+
+
+async def test_a_hit_reports_the_usage_a_miss_does(
+    client: httpx.AsyncClient, fake: FakeTranslator
+) -> None:
+    """Usage that said 0 tokens for a cache hit told any caller that another had translated
+    the same text (with the same glossary and context): a hit reports the miss's tokens."""
+    miss = await client.post("/v1/translate", json=body("Good morning"))
+    hit = await client.post("/v1/translate", json=body("Good morning"))
+    assert fake.started == 1
+    fields = ("input_tokens", "output_tokens")
+    assert [hit.json()["translations"][0][f] for f in fields] == [
+        miss.json()["translations"][0][f] for f in fields
+    ]
+    assert hit.json()["usage"] == miss.json()["usage"] == {"input_tokens": 12, "output_tokens": 2}
 
 
 async def test_repeated_sentences_in_one_document_cost_one_request(

@@ -149,6 +149,7 @@ async def test_sampling_fields_and_vllm_extras_reach_the_engine(
     assert r.status_code == 200, r.text
     assert fake.chat_params == ChatParams(
         max_tokens=None,
+        cap=512,  # --max-output-tokens
         temperature=0.0,
         top_p=0.9,
         top_k=5,
@@ -183,7 +184,7 @@ async def test_null_optional_fields_take_their_defaults(
     r = await client.post(URL, json=chat(**nulls))
     assert r.status_code == 200, r.text
     assert r.json()["object"] == "chat.completion"  # stream null: not streamed
-    assert fake.chat_params == ChatParams()
+    assert fake.chat_params == ChatParams(cap=512)  # --max-output-tokens
     r = await client.post(URL, json=chat(stream=True, stream_options={"include_usage": None}))
     assert r.status_code == 200, r.text
     assert "usage" not in events(r.text)[-2]  # include_usage null: its default, no usage chunk
@@ -475,7 +476,7 @@ async def test_keys_on_need_a_valid_bearer_key(serve, tmp_path: Path) -> None:  
             r = await send(path, headers={"Authorization": f"Bearer {key}"}, **kwargs)
             assert r.status_code == 200, r.text
         characters = app.state.metrics.key_characters.labels("alice")._value.get()
-        assert characters == len("Hello there friend")
+        assert characters == len("Hello there friend") + 4 * 3  # and 4 a token of the answer
 
 
 async def test_key_character_limit_counts_message_characters(serve, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -485,6 +486,103 @@ async def test_key_character_limit_counts_message_characters(serve, tmp_path: Pa
         assert (await c.post(URL, json=chat(), headers=auth)).status_code == 200  # 18 chars
         r = await c.post(URL, json=chat(), headers=auth)
         openai_error(r, 429, "rate_limited", "rate_limit_error")
+
+
+async def used_today(c: httpx.AsyncClient, key: str) -> int:
+    """The key's characters today, as DeepL's /v2/usage reports them (the same key)."""
+    r = await c.get("/v2/usage", headers={"Authorization": f"DeepL-Auth-Key {key}"})
+    assert r.status_code == 200, r.text
+    count: int = r.json()["character_count"]
+    return count
+
+
+async def test_the_answer_is_charged_not_only_the_messages(
+    serve, fake: FakeTranslator, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A one-character prompt bought a whole context of answer for one character: each token
+    of the answer costs 4 characters, streamed or not."""
+    key = add_key(tmp_path / "keys", "carol")
+    auth = {"Authorization": f"Bearer {key}"}
+    fake.chat_reply = " ".join(["word"] * 10)
+    async with serve(api_keys_file=tmp_path / "keys", key_chars_per_day=1000) as (app, c):
+        r = await c.post(URL, json=chat("Hi"), headers=auth)
+        assert r.json()["usage"]["completion_tokens"] == 10
+        assert await used_today(c, key) == 2 + 4 * 10
+        r = await c.post(URL, json=chat("Hi", stream=True, max_tokens=3), headers=auth)
+        assert events(r.text)[-1] == "[DONE]"
+        assert await used_today(c, key) == 42 + (2 + 4 * 3)  # 3 tokens of the 10
+        characters = app.state.metrics.key_characters.labels("carol")._value.get()
+        assert characters == 42 + 14
+
+
+async def test_the_answer_is_capped_by_what_the_key_has_left(
+    serve, fake: FakeTranslator, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """max_tokens (given or not: the rest of the context) and ignore_eos bought as many tokens
+    as the context held: the answer stops where the key's quota does, then the key is refused
+    as on every surface."""
+    key = add_key(tmp_path / "keys", "dave")
+    auth = {"Authorization": f"Bearer {key}"}
+    fake.chat_reply = " ".join(["word"] * 200)
+    async with serve(api_keys_file=tmp_path / "keys", key_chars_per_day=100) as (_app, c):
+        r = await c.post(URL, json=chat("Hi", max_tokens=150, ignore_eos=True), headers=auth)
+        assert r.status_code == 200, r.text
+        assert fake.chat_params is not None and fake.chat_params.cap == (100 - 2) // 4
+        assert r.json()["usage"]["completion_tokens"] == 24
+        assert r.json()["choices"][0]["finish_reason"] == "length"
+        assert await used_today(c, key) == 2 + 4 * 24
+        r = await c.post(URL, json=chat("Hi"), headers=auth)  # 2 left: not one token more
+        message = openai_error(r, 429, "quota_exceeded", "rate_limit_error")
+        assert "4 for each token of its answer" in message
+        assert int(r.headers["retry-after"]) >= 1
+        assert await used_today(c, key) == 98
+
+
+async def test_the_answer_is_capped_by_the_servers_output_limit(
+    serve, fake: FakeTranslator
+) -> None:  # type: ignore[no-untyped-def]
+    """With no key, max_tokens unset reached the rest of the context: --max-output-tokens
+    bounds it, as it bounds a translation."""
+    fake.chat_reply = " ".join(["word"] * 100)
+    async with serve(max_output_tokens=16) as (_app, c):
+        for extra in ({}, {"max_tokens": 1000}, {"ignore_eos": True}):
+            r = await c.post(URL, json=chat(**extra))
+            assert r.json()["usage"]["completion_tokens"] == 16, extra
+            assert r.json()["choices"][0]["finish_reason"] == "length"
+        r = await c.post(URL, json=chat(max_tokens=5))
+        assert r.json()["usage"]["completion_tokens"] == 5
+
+
+async def test_concurrent_answers_cannot_spend_the_quota_twice(
+    serve, fake: FakeTranslator, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Each admitted answer holds the most it may cost until it ends: two at once each
+    capped to the whole rest of the quota would have spent it twice."""
+    key = add_key(tmp_path / "keys", "erin")
+    auth = {"Authorization": f"Bearer {key}"}
+    fake.chat_reply = " ".join(["word"] * 100)
+    fake.delay = 0.01
+    async with serve(api_keys_file=tmp_path / "keys", key_chars_per_day=100) as (_app, c):
+        first = asyncio.create_task(c.post(URL, json=chat("Hi", stream=True), headers=auth))
+        await wait_for(lambda: fake.running == 1)
+        second = await c.post(URL, json=chat("Hi"), headers=auth)
+        openai_error(second, 429, "quota_exceeded", "rate_limit_error")
+        assert (await first).status_code == 200
+        assert await used_today(c, key) == 98
+
+
+async def test_a_request_that_ends_early_is_charged_what_was_made(
+    serve, fake: FakeTranslator, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The reservation is lowered to the tokens generated when the answer ends, however."""
+    key = add_key(tmp_path / "keys", "frank")
+    auth = {"Authorization": f"Bearer {key}"}
+    fake.chat_reply = " ".join(["word"] * 50)
+    fake.chat_fail_after = 5
+    async with serve(api_keys_file=tmp_path / "keys", key_chars_per_day=1000) as (_app, c):
+        r = await c.post(URL, json=chat("Hi"), headers=auth)
+        assert r.status_code == 500
+        assert await used_today(c, key) == 2 + 4 * 5
 
 
 # -- the client leaves ------------------------------------------------------------------------

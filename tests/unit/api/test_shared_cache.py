@@ -73,7 +73,9 @@ async def test_a_fresh_server_answers_from_the_shared_store(
         assert r.status_code == 200, r.text
         item = r.json()["translations"][0]
         assert item["text"] == "[fr] Good morning."
-        assert item["finish_reason"] == "stop" and item["output_tokens"] == 0
+        assert item["finish_reason"] == "stop"
+        # the usage the first server's engine reported (a hit answered 0: an oracle)
+        assert (item["input_tokens"], item["output_tokens"]) == (12, 2)
         assert fake.started == 2
         r = await c.post("/v1/translate", json=body("Good morning."))  # now a local hit
         assert r.json()["translations"][0]["text"] == "[fr] Good morning."

@@ -49,6 +49,18 @@ def test_the_request_wins_and_its_budget_is_capped_to_the_room() -> None:
     assert chat_body([1], ChatParams(), {"max_tokens": 64}, 512, 0)["n_predict"] == 64
 
 
+def test_the_servers_cap_bounds_the_budget_whatever_is_asked() -> None:
+    """The server's output limit and what the key may still spend (the service's `cap`)."""
+    for params, defaults in (
+        (ChatParams(cap=20), {}),  # the room alone was 511
+        (ChatParams(cap=20), {"max_tokens": 64}),
+        (ChatParams(max_tokens=100, cap=20, ignore_eos=True), {}),
+    ):
+        assert chat_body([1], params, defaults, 512, 0)["n_predict"] == 20
+    assert chat_body([1], ChatParams(max_tokens=5, cap=20), {}, 512, 0)["n_predict"] == 5
+    assert chat_body([1] * 500, ChatParams(cap=20), {}, 512, 0)["n_predict"] == 12
+
+
 def test_an_int64_seed_is_one_llama_cpp_takes_and_never_its_random_one() -> None:
     """llama.cpp's seed is 32 bits, 0xFFFFFFFF meaning "draw one"."""
     for seed, expected in ((7, 7), (2**63 - 1, (2**63 - 1) % 0xFFFFFFFF), (-2, 0xFFFFFFFD)):

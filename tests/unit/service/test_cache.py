@@ -9,7 +9,7 @@ import pytest
 
 from dragoman.engine.protocol import Translation
 from dragoman.metrics import Metrics
-from dragoman.service.cache import TranslationCache
+from dragoman.service.cache import TranslationCache, as_hit
 
 BOUND = 1 << 20
 
@@ -36,11 +36,20 @@ def test_the_memory_bound_holds_for_what_the_cache_really_allocates(
     assert held >= BOUND * 0.5  # and it is used
 
 
-def test_a_hit_is_the_text_with_no_engine_work() -> None:
+def test_a_hit_is_the_text_and_its_tokens_with_no_engine_work() -> None:
+    """A hit reports the tokens the translation cost (it answered 0: another caller's
+    translation showed through the usage)."""
     cache = TranslationCache(BOUND, "salt", Metrics())
     key = cache.key("model", "en", "fr", "Hello.")
     cache.put(key, Translation("Bonjour.", "stop", 12, 4, 0.2, 0.3))
-    assert cache.get(key) == Translation("Bonjour.", "stop", 0, 0, 0.0, 0.0)
-    assert cache.get_all([key]) == ["Bonjour."]
+    assert cache.get(key) == Translation("Bonjour.", "stop", 12, 4, 0.0, 0.0, cached=True)
+    assert [as_hit(entry) for entry in cache.get_all([key]) or []] == [cache.get(key)]
     cache.put(cache.key("model", "en", "fr", "Cut."), Translation("Cou", "length", 3, 9, 0, 1))
     assert cache.get(cache.key("model", "en", "fr", "Cut.")) is None
+
+
+@pytest.mark.parametrize("entry", ["Bonjour.", "12\x1fBonjour.", "a b\x1fBonjour."])
+def test_a_value_that_is_no_entry_is_refused(entry: str) -> None:
+    """A shared store's value written otherwise reads as a miss (`fetch`), not as a hit."""
+    with pytest.raises(ValueError):
+        as_hit(entry)

@@ -126,3 +126,43 @@ def test_characters_per_minute_running_total_ages_out() -> None:
     limits.check(ALICE, 10)  # exactly 100 fits
     with pytest.raises(RateLimited):
         limits.check(ALICE, 11)
+
+
+def test_a_reservation_settles_to_what_was_spent_in_the_day_and_the_minute() -> None:
+    """A chat answer is charged the most it may cost when admitted, lowered once it ends."""
+    clock = Clock()
+    limits = KeyLimits(0, 100, chars_per_day=1000, clock=clock)
+    limits.check(ALICE, 90)
+    charge = limits.charge(ALICE, 90)
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 11)  # the reservation holds the minute
+    limits.settle(charge, 30)
+    assert limits.day_usage(ALICE) == 30
+    use(limits, ALICE, 70)  # exactly the minute's 100 again
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 1)
+    limits.settle(charge, 50)  # never raised again
+    assert limits.day_usage(ALICE) == 100
+
+
+def test_a_charge_settled_after_its_minute_leaves_the_minute_alone() -> None:
+    clock = Clock()
+    limits = KeyLimits(0, 100, chars_per_day=1000, clock=clock)
+    charge = limits.charge(ALICE, 90)
+    clock.now += 61  # aged out of the minute
+    use(limits, ALICE, 100)
+    limits.settle(charge, 10)  # the day gets 80 back, the minute (100 of later use) nothing
+    assert limits.day_usage(ALICE) == 110
+    with pytest.raises(RateLimited):
+        limits.check(ALICE, 1)
+
+
+def test_room_is_what_is_left_of_the_day_within_the_whole_minute() -> None:
+    limits = KeyLimits(0, 100, chars_per_day=250)
+    assert limits.room(ANONYMOUS) is None  # no key, no limit
+    assert KeyLimits(5, 0).room(ALICE) is None  # no character limit
+    assert limits.room(ALICE) == 100
+    use(limits, ALICE, 100)
+    assert limits.room(ALICE) == 100  # the minute's own use is a wait, not less room
+    limits.charge(ALICE, 100)
+    assert limits.room(ALICE) == 50

@@ -1,6 +1,8 @@
-"""DeepL's side of the translation service. Every translation carries `billed_characters` (the
-text's characters: the `deepl` client requires the field) and `detected_source_language` (the
-given source, or each text's detected one). /v2/usage reports the key's characters today."""
+"""DeepL's side of the translation service. Every translation carries `billed_characters` (what
+its key was charged for it: the text's characters, and the glossary terms and neighbouring
+sentences its prompts showed; the `deepl` client requires the field) and
+`detected_source_language` (the given source, or each text's detected one). /v2/usage reports
+the key's characters today."""
 
 from __future__ import annotations
 
@@ -64,6 +66,7 @@ async def translate(
     out = await service.translate(req.text, source, target, caller, deadline, options, req.quality)
     # Each text's own tier (a list may mix models); a text no model translated: the request's.
     tiers = out.qualities or [None] * len(req.text)
+    billed = out.charged or [len(text) for text in req.text]
     return DeepLTranslateResponse(
         translations=[
             DeepLTranslation(
@@ -71,12 +74,12 @@ async def translate(
                 # else the target's code.
                 detected_source_language=to_deepl(src or source or target),
                 text=r.text,
-                billed_characters=len(text),
+                billed_characters=charged,
                 model_type_used=None
                 if req.model_type is None
                 else model_type_used(tier or out.quality),
             )
-            for text, r, src, tier in zip(req.text, out.results, out.sources, tiers, strict=True)
+            for r, src, tier, charged in zip(out.results, out.sources, tiers, billed, strict=True)
         ]
     )
 
