@@ -134,12 +134,37 @@ class MetricsKeyed(_Base):
     """When set, /metrics, /v1/info and /v1/stats (the dashboard's feed) need
     `Authorization: Bearer <this key>`, and on the proxy /v1/backends too (prefer the
     DRAGOMAN_METRICS_KEY environment variable to the flag); empty: none, as for the other
-    keys."""
+    keys. Unset on a server with API keys on, they take any valid API key."""
 
     @field_validator("metrics_key", mode="before")
     @classmethod
     def _no_empty_key(cls, value: object) -> object:
         return None if value == "" else value
+
+
+class HostChecked(_Base):
+    """The Host names a server or the proxy answers."""
+
+    allowed_hosts: list[str] = []
+    """Host names (the request's Host header, any port) answered, comma separated; any other
+    gets 400 `host_not_allowed`, so a web page whose name was made to resolve to this address
+    (DNS rebinding) reaches nothing, whatever CORS allows. `*.example.com` allows its
+    subdomains, `*` any host. Empty (the default): `localhost`, `127.0.0.1`, `[::1]` (and
+    --host itself) when --host is a loopback address (as by default), any host otherwise."""
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return _comma_list(value)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _check_hosts(cls, value: list[str]) -> list[str]:
+        if not value:
+            return value
+        from dragoman.api.hosts import check_pattern  # the web stack: only when one is given
+
+        return [check_pattern(host) for host in value]
 
 
 class ModelSettings(_Base):
@@ -365,7 +390,7 @@ class ModelSpec(BaseModel):
         return pairs
 
 
-class ServeSettings(EngineSettings, MetricsKeyed):
+class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     host: str = "127.0.0.1"
     """Address to bind."""
 
@@ -511,7 +536,9 @@ class ServeSettings(EngineSettings, MetricsKeyed):
     """File of API keys, one `<sha256 hex digest> [name]` a line (`dragoman keys add NAME`
     writes one). When this or DRAGOMAN_API_KEYS is set, every translation surface needs a key
     in its own convention (native and OpenAI `Authorization: Bearer`, DeepL
-    `Authorization: DeepL-Auth-Key`, LibreTranslate `api_key`). Re-read when it changes."""
+    `Authorization: DeepL-Auth-Key`, LibreTranslate `api_key`), and so do /metrics, /v1/info
+    and /v1/stats unless --metrics-key is set; the probes, the pages and the language lists
+    stay open. Re-read when it changes."""
 
     api_keys: CliSuppress[SecretStr | None] = None
     """Raw API keys, comma separated, hashed at load: environment DRAGOMAN_API_KEYS only (a
@@ -932,7 +959,7 @@ class BackendSpec(BaseModel):
         return value.rstrip("/")
 
 
-class RouteSettings(MetricsKeyed):
+class RouteSettings(MetricsKeyed, HostChecked):
     backends: list[BackendSpec] = []
     """Backends: in a TOML config ([[backends]] url/name/pairs), or as a JSON list on the
     command line; `--backend-urls` is the short form."""

@@ -87,7 +87,9 @@ def _raw_post(url: str, header: bytes, payload: bytes) -> int:
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as s:
         s.sendall(
-            b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/translate HTTP/1.1\r\nHost: "
+            + f"{host}:{port}".encode()
+            + b"\r\nContent-Type: application/json\r\n"
             + header
             + b"\r\nContent-Length: "
             + str(len(payload)).encode()

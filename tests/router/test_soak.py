@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 from dragoman.bench.servers import Launched
-from dragoman.bench.soak import launch_soak_server, soak
+from dragoman.bench.soak import KEY, launch_soak_server, soak
 
 SECONDS = 60.0
 MAX_ROUNDS = 600
@@ -35,7 +35,7 @@ async def test_a_minute_of_mixed_traffic_grows_neither_memory_nor_descriptors(
     stop_all.append(server)
     out = await soak(server.url, server.pid, SECONDS, MAX_ROUNDS)
     async with httpx.AsyncClient(base_url=server.url, timeout=10) as c:
-        metrics = (await c.get("/metrics")).text
+        metrics = (await c.get("/metrics", headers={"Authorization": f"Bearer {KEY}"})).text
 
     outcomes = out["outcomes"]
     unexpected = [k for k in outcomes if k.startswith("error") or (k[0] == "5" and k != "504")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -14,6 +15,7 @@ from dragoman.api.deepl import glossaries as deepl_glossaries
 from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import register_error_handlers, render
+from dragoman.api.hosts import AllowedHosts
 from dragoman.api.libretranslate import router as libretranslate
 from dragoman.api.lifecycle import EngineHost, TranslatorFactory
 from dragoman.api.openai import router as openai
@@ -30,6 +32,8 @@ from dragoman.settings import ServeSettings
 from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, server_stats
 from dragoman.web.stats import ServerStats
+
+log = logging.getLogger(__name__)
 
 
 def limits_of(settings: ServeSettings) -> Limits:
@@ -79,6 +83,12 @@ def build_app(
     admission = Admission(settings.admission_limit(), settings.engine_capacity())
     raw_keys = settings.api_keys.get_secret_value() if settings.api_keys else None
     keys = KeyStore(settings.api_keys_file, raw_keys)
+    if keys.enabled and settings.metrics_key is None:
+        log.warning(
+            "API keys are on and no --metrics-key is set: /metrics, /v1/info and /v1/stats "
+            "answer any valid API key (they show key names, the host and model paths); set "
+            "--metrics-key (DRAGOMAN_METRICS_KEY) to keep them to the operator"
+        )
     limits = KeyLimits(
         settings.key_requests_per_minute, settings.key_chars_per_minute, settings.key_chars_per_day
     )
@@ -119,8 +129,10 @@ def build_app(
         EdgeMiddleware, limits=limits_of(settings), render=render, echo_id=echo_request_id
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
-    if settings.cors_origins:  # outermost: refusals carry the headers too
+    if settings.cors_origins:  # refusals carry the headers too
         app.add_middleware(Cors, origins=settings.cors_origins)
+    if settings.allowed_hosts:  # outermost: nothing answers another Host (`run` sets the default)
+        app.add_middleware(AllowedHosts, hosts=settings.allowed_hosts)
     register_error_handlers(app)
     app.include_router(translate.router)
     app.include_router(openai.router)

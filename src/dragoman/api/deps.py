@@ -76,11 +76,25 @@ async def get_caller(request: Request) -> Caller:
     return keys.authenticate(bearer(request))
 
 
+def presented_key(request: Request) -> str | None:
+    """An API key presented in any surface's convention a read can carry: `Authorization:
+    Bearer` (native, OpenAI), `Authorization: DeepL-Auth-Key` (DeepL), or LibreTranslate's
+    `api_key` in the query."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() in ("bearer", "deepl-auth-key") and token.strip():
+        return token.strip()
+    return request.query_params.get("api_key") or None
+
+
 async def require_metrics_key(request: Request) -> None:
     """A server's or the proxy's /metrics, /v1/info, /v1/stats (and the proxy's /v1/backends):
-    open unless --metrics-key is set."""
+    with --metrics-key set, that key (`Authorization: Bearer`); else, with API keys on, any
+    valid API key (key names are metric labels, /v1/info names the host's paths); else open."""
     settings: MetricsKeyed = request.app.state.settings
     if settings.metrics_key is None:
+        keys: KeyStore | None = getattr(request.app.state, "keys", None)  # the proxy has none
+        if keys is not None and keys.enabled:
+            keys.authenticate(presented_key(request), "Authorization: Bearer <API key>")
         return
     token = bearer(request)
     if token is None:

@@ -13,6 +13,7 @@ from types import FrameType
 import uvicorn
 
 from dragoman.api.app import build_app
+from dragoman.api.hosts import hosts_for
 from dragoman.api.lifecycle import TranslatorFactory
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineDead
@@ -197,6 +198,9 @@ def run(settings: ServeSettings, factory: TranslatorFactory) -> None:
     """Serve until SIGTERM (drain, then return: exit 0) or until the engine dies (raise
     EngineDead: exit 1)."""
     server: _Server | None = None
+    # Known now, as it is bound: on a loopback address, only the local names (api/hosts.py).
+    hosts = hosts_for(settings.host, settings.allowed_hosts)
+    settings = settings.model_copy(update={"allowed_hosts": hosts})
 
     def on_fatal(reason: str) -> None:
         if server is not None:

@@ -1,5 +1,5 @@
 """Liveness, readiness, info and metrics. /health and /ready stay open (probes); /metrics and
-/v1/info need the metrics key when one is set."""
+/v1/info need the metrics key when one is set, else, with API keys on, an API key."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from dragoman.api.cors import Cors
 from dragoman.api.deps import require_metrics_key
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import error_response, register_error_handlers, render
+from dragoman.api.hosts import AllowedHosts, hosts_for
 from dragoman.api.translate.protocol import TranslateRequest
 from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
@@ -116,8 +117,10 @@ def build_router_app(
         EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
-    if settings.cors_origins:  # outermost: refusals carry the headers too
+    if settings.cors_origins:  # refusals carry the headers too
         app.add_middleware(Cors, origins=settings.cors_origins)
+    if settings.allowed_hosts:  # outermost, as on a server (`route` sets the default)
+        app.add_middleware(AllowedHosts, hosts=settings.allowed_hosts)
     register_error_handlers(app)
 
     def outgoing_of(request: Request, body: bytes) -> Outgoing:
@@ -250,6 +253,9 @@ def route(settings: RouteSettings) -> None:
     logging.getLogger("dragoman").setLevel(settings.log_level.upper())
     setup(settings.log_format)
     check_listen(settings.host, settings.port)
+    # Known now, as it is bound: on a loopback address, only the local names (api/hosts.py).
+    hosts = hosts_for(settings.host, settings.allowed_hosts)
+    settings = settings.model_copy(update={"allowed_hosts": hosts})
     app = build_router_app(settings, after_start=settle if settings.gc_freeze else None)
     uvicorn.run(
         app,

@@ -1,5 +1,5 @@
 """The pages, their static files and the stats endpoint. Pages are open (static files; what
-they call enforces keys); `/v1/stats` needs the metrics key like /metrics when one is set."""
+they call enforces keys); `/v1/stats` needs a key as /metrics does (api/deps.py)."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ async def test_missing_and_invalid_keys_are_401_with_exact_text(serve, tmp_path:
         # Probes and the language list stay open (the router learns pairs from it).
         for path_ in ("/health", "/ready", "/v1/languages"):
             assert (await c.get(path_)).status_code == 200
-        metrics = (await c.get("/metrics")).text
+        metrics = (await c.get("/metrics", headers=auth(key))).text
     assert 'dragoman_rejected_total{reason="missing_api_key"} 3.0' in metrics
     assert 'dragoman_rejected_total{reason="invalid_api_key"} 1.0' in metrics
     assert key not in metrics
@@ -90,7 +90,7 @@ async def test_requests_per_minute_limit_is_exact_with_retry_after(serve, tmp_pa
         }
         assert 55 <= int(r.headers["retry-after"]) <= 60
         assert (await c.post("/v1/translate", json=BODY, headers=auth(bob))).status_code == 200
-        metrics = (await c.get("/metrics")).text
+        metrics = (await c.get("/metrics", headers=auth(alice))).text
     # Usage by key name (the operator's), never by key.
     assert 'dragoman_key_requests_total{key_name="alice"} 3.0' in metrics
     assert 'dragoman_key_characters_total{key_name="alice"} 15.0' in metrics
@@ -147,7 +147,7 @@ async def test_concurrent_requests_keep_the_limits(  # type: ignore[no-untyped-d
             sent = [c.post("/v1/translate", json=body, headers=auth(key)) for _ in range(9)]
             statuses = sorted(r.status_code for r in await asyncio.gather(*sent))
             assert statuses == [200] + [429] * 8, limits
-            metrics = (await c.get("/metrics")).text
+            metrics = (await c.get("/metrics", headers=auth(key))).text
         # Only the one admitted repeat's units were looked up: the refused counted no hits.
         assert f'dragoman_cache_hits_total{{level="local"}} {float(hits)}' in metrics, limits
 
@@ -155,7 +155,7 @@ async def test_concurrent_requests_keep_the_limits(  # type: ignore[no-untyped-d
 async def test_unnamed_keys_are_not_counted_per_key(serve) -> None:  # type: ignore[no-untyped-def]
     async with serve(api_keys=SecretStr("k1")) as (_app, c):
         assert (await c.post("/v1/translate", json=BODY, headers=auth("k1"))).status_code == 200
-        metrics = (await c.get("/metrics")).text
+        metrics = (await c.get("/metrics", headers=auth("k1"))).text
     assert "dragoman_key_requests_total{" not in metrics
 
 
