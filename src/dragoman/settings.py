@@ -771,6 +771,11 @@ class BenchSettings(EngineSettings):
     """Measure what keys, per-key limits and admission cost a request instead: two echo
     servers, checks on and off; --requests-per-level a round, rounds alternated."""
 
+    hostile: bool = False
+    """Measure crafted texts against the request path instead: every pattern on its worst
+    text, the text work against plain text, and /health beside the largest admitted request
+    (an echo server)."""
+
     soak: bool = False
     """Run a soak instead: a server (--soak-engine) under mixed traffic (successes, refusals,
     deadlines, clients leaving) for --soak-seconds, its memory and open descriptors sampled."""

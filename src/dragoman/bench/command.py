@@ -43,6 +43,13 @@ def _run_bench(s: BenchSettings, console: Console) -> None:
         out = checkscost.run_checks_cost(s, console)
         _save(s, "checks", out, checkscost.markdown(out), console)
         return
+    if s.hostile:
+        from dragoman.bench import hostile
+        from dragoman.bench.runner import host_meta
+
+        out = hostile.run_hostile(s.out, host_meta(s), console)
+        _save(s, "hostile", out, hostile.markdown(out), console)
+        return
     if s.soak:
         from dragoman.bench import soak
 

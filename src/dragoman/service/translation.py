@@ -58,8 +58,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CUT_IN_THREAD = 20_000
-"""Characters of a request past which its texts are cut into units in a thread."""
+CUT_IN_THREAD = 2_000
+"""Characters of a request past which its text work (letters, markup, the cut into units,
+putting the replies back) runs in a thread: a few milliseconds of it on the event loop at
+most. Past it the loop gets the interpreter back at each switch interval, as no step of the
+work holds it long (every pattern is linear; `dragoman bench --hostile`)."""
 
 Job = tuple[Translator, str, str, str, Terms, bytes]
 """A unit's engine request: the model, the unit as shown (with its neighbours where asked),
