@@ -123,7 +123,12 @@ def _one_line_for_one_line(out: str, source: str) -> str:
     return first if first.endswith(_SENTENCE_END) else out
 
 
+_OPENINGS = frozenset(opening for opening, _ in _QUOTES)  # each one character
+
+
 def _unwrap(out: str, source: str) -> str:
+    if out[:1] not in _OPENINGS:  # most replies: no quote to take off
+        return out
     src = source.strip()
     for opening, closing in _QUOTES:
         if _wrapped(src, opening, closing):

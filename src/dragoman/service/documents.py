@@ -95,7 +95,20 @@ def _block(
         if markers:  # too long for one request: cut, but never inside a tag pair or a marker
             pieces = _tags_whole(text, pieces)
     markup = options.markup is not None  # its <g1> and <x2/> are markers, not the text's
-    return Block(pieces, [mask(p.core, markup) for p in pieces if p.core])
+    return Block(pieces, _masked([p.core for p in pieces if p.core], markup))
+
+
+def _masked(cores: list[str], markup: bool) -> list[Masked]:
+    """Each piece masked, a repeated piece once: a text of thousands of the same short
+    sentence ("Go! Go! ...") costs one mask, not thousands (a Masked is immutable)."""
+    seen: dict[str, Masked] = {}
+    out = []
+    for core in cores:
+        m = seen.get(core)
+        if m is None:
+            m = seen[core] = mask(core, markup)
+        out.append(m)
+    return out
 
 
 def _tags_whole(text: str, pieces: list[Piece]) -> list[Piece]:

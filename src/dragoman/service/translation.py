@@ -268,7 +268,7 @@ class TranslationService:
                 if src is not None and src != target
             }
             # Which units need the engine, decided once (a regex pass per unit).
-            engine = {i: [needs_translation(u) for u in p.units] for i, p in plans.items()}
+            engine = {i: _each_once(needs_translation, p.units) for i, p in plans.items()}
             # Each unit's request and cache key, computed once here (not on the event loop,
             # between the limits' check and the charge: 50,000 units held it 0.4 s).
             jobs: list[Job] = []
@@ -518,6 +518,19 @@ class TranslationService:
             if not complete:
                 self.metrics.aborted.inc(aborted())
         return [r for r in results if r is not None]
+
+
+def _each_once(fn: Callable[[str], bool], units: list[str]) -> list[bool]:
+    """`fn` of each unit, a repeated unit asked once (a text of one short sentence over and
+    over is thousands of the same unit)."""
+    seen: dict[str, bool] = {}
+    out = []
+    for u in units:
+        found = seen.get(u)
+        if found is None:
+            found = seen[u] = fn(u)
+        out.append(found)
+    return out
 
 
 async def _in_thread(fn: Callable[[], T]) -> T:
