@@ -84,6 +84,9 @@ def check_pattern(host: str) -> str:
 class AllowedHosts(TrustedHostMiddleware):
     def __init__(self, app: ASGIApp, hosts: Sequence[str]) -> None:
         super().__init__(app, allowed_hosts=[_name(h) for h in hosts], www_redirect=False)
+        # Host headers already allowed, as sent: a client sends the same one every time, so
+        # most requests cost one set lookup. Refused ones are not kept (a client picks them).
+        self._allowed: set[bytes] = set()
 
     def allows(self, host: str | None) -> bool:
         return host is not None and any(
@@ -95,8 +98,14 @@ class AllowedHosts(TrustedHostMiddleware):
         if self.allow_any or scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        raw = next((v for k, v in scope["headers"] if k == b"host"), None)
+        if raw is not None and raw in self._allowed:
+            await self.app(scope, receive, send)
+            return
         given = Headers(scope=scope).get("host")
         if self.allows(host_of(given)):
+            if raw is not None and len(self._allowed) < 64:
+                self._allowed.add(raw)
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":  # none is served; refused all the same
