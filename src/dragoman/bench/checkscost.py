@@ -19,9 +19,9 @@ from rich.console import Console
 
 from dragoman.bench import workloads
 from dragoman.bench.servers import Launched, launch_echo
-from dragoman.bench.stats import percentile
 from dragoman.service.keys import hash_key
 from dragoman.settings import BenchSettings
+from dragoman.stats import percentile
 
 ROUNDS = 6
 TARGET_MS = 1.0

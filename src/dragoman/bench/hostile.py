@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from dragoman.bench.stats import percentile
+from dragoman.stats import percentile
 
 SIZE = 100_000  # the server's default --max-text-chars
 PATTERN_LIMIT_S = 1.0

@@ -25,9 +25,9 @@ from rich.console import Console
 from dragoman.bench import workloads
 from dragoman.bench.monitor import Monitor
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, start
-from dragoman.bench.stats import percentile
 from dragoman.bench.workloads import Item
 from dragoman.settings import BenchSettings
+from dragoman.stats import percentile
 
 OVERLOAD_FACTOR = 4
 # Seconds: the longest a refused client waits. The openai client waits what Retry-After (or

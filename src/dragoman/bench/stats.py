@@ -7,17 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from dragoman.bench.loadgen import Record
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile (q in 0..100); NaN for no values."""
-    if not values:
-        return float("nan")
-    data = sorted(values)
-    pos = (len(data) - 1) * q / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(data) - 1)
-    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+from dragoman.stats import percentile
 
 
 @dataclass

@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dragoman.bench.stats import percentile
 from dragoman.plan.figures import (
     DEPLOYED,
     HostFigures,
@@ -20,6 +19,7 @@ from dragoman.plan.figures import (
     load_results,
 )
 from dragoman.plan.model import WORDS_TO_TOKENS, Capacity, Mix, capacity_at, predict
+from dragoman.stats import percentile
 
 
 @dataclass(frozen=True)

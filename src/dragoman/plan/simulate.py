@@ -27,9 +27,9 @@ from typing import Any
 
 import simpy
 
-from dragoman.bench.stats import percentile
 from dragoman.plan.figures import HostFigures, LevelFit
 from dragoman.plan.model import Mix
+from dragoman.stats import percentile
 
 DAY = 24 * 3600.0
 

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from dragoman.bench.loadgen import Record
-from dragoman.bench.stats import percentile, spikiness, summarise
+from dragoman.bench.stats import spikiness, summarise
 
 
 def rec(
@@ -30,13 +28,6 @@ def rec(
         "fr",
         20,
     )
-
-
-def test_percentile_interpolates() -> None:
-    assert percentile([1, 2, 3, 4], 50) == 2.5
-    assert percentile([5], 99) == 5
-    assert percentile(list(range(101)), 99) == 99
-    assert math.isnan(percentile([], 50))
 
 
 def test_summarise_counts_only_successes_in_throughput() -> None:
