@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import expect, sync_playwright
 
-from dragoman.bench import workloads
+from dragoman.eval import workloads
 
 
 def load(url: str, clients: int, seconds: float, stop: threading.Event) -> None:

@@ -18,7 +18,7 @@ import time
 
 import httpx
 
-from dragoman.bench.workloads import build
+from dragoman.eval.workloads import build
 
 
 async def main(url: str, clients: int, n: int) -> None:

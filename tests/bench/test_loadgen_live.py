@@ -12,7 +12,7 @@ from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.servers import Launched, launch_echo
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
-from dragoman.bench.workloads import Item
+from dragoman.eval.workloads import Item
 
 
 @pytest.fixture(scope="module")

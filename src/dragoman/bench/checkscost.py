@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from dragoman.bench import workloads
 from dragoman.bench.servers import Launched, launch_echo
+from dragoman.eval import workloads
 from dragoman.service.keys import hash_key
 from dragoman.settings import BenchSettings
 from dragoman.stats import percentile

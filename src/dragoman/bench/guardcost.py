@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from dragoman.bench import workloads
+from dragoman.eval import workloads
 from dragoman.settings import BenchSettings
 
 ROUNDS = 3

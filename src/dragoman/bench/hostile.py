@@ -67,7 +67,7 @@ def families(size: int = SIZE) -> dict[str, str]:
 
 def plain(size: int = SIZE) -> str:
     """Ordinary prose of `size` characters: the workload's sentences joined."""
-    from dragoman.bench import workloads
+    from dragoman.eval import workloads
 
     items = workloads.build("ui", 2_000, 0)
     text = " ".join(i.text for i in items if i.source == "en")

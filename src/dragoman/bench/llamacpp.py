@@ -14,9 +14,9 @@ import httpx
 
 from dragoman.bench.servers import Launched, _popen, _wait, free_port
 from dragoman.bench.targets import Reply
-from dragoman.bench.workloads import Item
 from dragoman.engine.prompts import chat_messages
 from dragoman.errors import DragomanError
+from dragoman.eval.workloads import Item
 from dragoman.settings import LLAMA_CPP_PYTHON_VERSION, BenchSettings
 
 NAME = "llama-server"

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import httpx
 
 from dragoman.bench.targets import Reply, Target
-from dragoman.bench.workloads import Item
+from dragoman.eval.workloads import Item
 
 
 @dataclass

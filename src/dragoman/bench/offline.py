@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dragoman.bench.workloads import Item
 from dragoman.errors import DragomanError, EngineDead
+from dragoman.eval.workloads import Item
 from dragoman.settings import EngineSettings
 
 

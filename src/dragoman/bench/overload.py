@@ -22,10 +22,10 @@ import httpx
 import psutil
 from rich.console import Console
 
-from dragoman.bench import workloads
 from dragoman.bench.monitor import Monitor
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, start
-from dragoman.bench.workloads import Item
+from dragoman.eval import workloads
+from dragoman.eval.workloads import Item
 from dragoman.settings import BenchSettings
 from dragoman.stats import percentile
 

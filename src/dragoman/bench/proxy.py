@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.console import Console
 
-from dragoman.bench import workloads
 from dragoman.bench.loadgen import closed_loop
 from dragoman.bench.servers import (
     Launched,
@@ -21,6 +20,7 @@ from dragoman.bench.servers import (
 )
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
+from dragoman.eval import workloads
 from dragoman.settings import BenchSettings
 
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from rich.console import Console
 
-from dragoman.bench import workloads
 from dragoman.bench.loadgen import closed_loop
 from dragoman.bench.servers import (
     engine_flags,
@@ -25,7 +24,8 @@ from dragoman.bench.servers import (
 )
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
-from dragoman.bench.workloads import Item
+from dragoman.eval import workloads
+from dragoman.eval.workloads import Item
 from dragoman.settings import BenchSettings
 
 LANGUAGES = "en,fr,de,es,zh,ko"

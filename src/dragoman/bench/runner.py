@@ -13,7 +13,6 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dragoman.bench import workloads
 from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
@@ -21,6 +20,7 @@ from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve,
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
 from dragoman.errors import ConfigError, Unreachable
+from dragoman.eval import workloads
 from dragoman.settings import BenchSettings, EngineSettings
 
 # name -> (dragoman --architecture, --workers, settings changed from the run's own). The

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from dragoman.bench import workloads
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo, start
+from dragoman.eval import workloads
 from dragoman.settings import BenchSettings
 
 BATCH = 16

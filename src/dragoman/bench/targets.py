@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from dragoman.bench.workloads import Item
 from dragoman.engine.prompts import chat_messages
+from dragoman.eval.workloads import Item
 
 
 @dataclass

@@ -15,12 +15,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 from rich.table import Table
 
-from dragoman.bench import workloads
 from dragoman.bench._json import dumps
 from dragoman.bench.loadgen import closed_loop
 from dragoman.bench.servers import engine_flags, launch_dragoman, owning_servers, start
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
+from dragoman.eval import workloads
 from dragoman.settings import TuneSettings
 
 ITL = "vllm:inter_token_latency_seconds"

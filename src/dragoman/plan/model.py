@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from dragoman.plan.figures import HostFigures, LevelFit
 
-WORDS_TO_TOKENS = 1.3  # as the bench's workloads count them (bench/workloads.py)
+WORDS_TO_TOKENS = 1.3  # as the bench's workloads count them (eval/workloads.py)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import collections
 
 import pytest
 
-from dragoman.bench import workloads as w
+from dragoman.eval import workloads as w
 
 
 def test_catalogue_pairs_are_real_human_translations() -> None:
