@@ -8,14 +8,12 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
 
 from pydantic import ValidationError
-from pydantic_settings import BaseSettings, SettingsError
+from pydantic_settings import SettingsError
 
+from dragoman.argv import parse
 from dragoman.errors import ConfigError, DragomanError
-
-S = TypeVar("S", bound=BaseSettings)
 
 USAGE = """usage: dragoman COMMAND [options]
 
@@ -41,10 +39,6 @@ commands:
 Every option has a DRAGOMAN_<NAME> environment variable twin; --config FILE (or
 DRAGOMAN_CONFIG) names a TOML file of defaults. `dragoman COMMAND --help` lists the options.
 """
-
-
-def parse(cls: type[S], args: list[str], prog: str) -> S:
-    return cls(_cli_parse_args=args, _cli_prog_name=prog)
 
 
 def _take_config(args: list[str]) -> list[str]:

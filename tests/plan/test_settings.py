@@ -40,7 +40,7 @@ def test_a_config_file_value_is_checked_too(
 
 
 def test_pairs_are_normalised(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dragoman.cli import parse
+    from dragoman.argv import parse
     from dragoman.plan.settings import PlanSettings
 
     assert parse(PlanSettings, ["--pairs", "EN-FR:0.5,en-DE"], "p").pairs == "en-fr:0.5,en-de:1"

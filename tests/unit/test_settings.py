@@ -162,7 +162,7 @@ def test_command_line_mistakes_are_one_line_errors(
 
 
 def test_info_json_has_a_prefixed_twin(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dragoman.cli import parse
+    from dragoman.argv import parse
     from dragoman.settings import InfoSettings
 
     monkeypatch.setenv("JSON", "1")  # anyone's variable, not ours

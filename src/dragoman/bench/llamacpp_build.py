@@ -139,7 +139,7 @@ def build(data_dir: Path, version: str, jobs: int = 2) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dragoman.cli import parse
+    from dragoman.argv import parse
     from dragoman.models.prepare import gguf_path
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -100,7 +100,7 @@ def sample(parent: int, interval: float) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     import sys
 
-    from dragoman.cli import parse
+    from dragoman.argv import parse
 
     args = sys.argv[1:] if argv is None else argv
     s = parse(FootprintSettings, args, "python -m dragoman.plan.footprint")

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from dragoman.cli import main, parse
+from dragoman.argv import parse
+from dragoman.cli import main
 from dragoman.settings import EvalSettings
 
 
