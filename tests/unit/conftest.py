@@ -37,7 +37,7 @@ def restored_gc() -> Iterator[None]:
 def fake_llamacpp_build() -> Callable[..., Path]:
     """Empty files where scripts/build-llama-cpp puts its binaries under a data directory,
     with the flags stamp of this version's build (`stamped`) or without (an earlier one's)."""
-    from dragoman.bench import llamacpp_build as b
+    from dragoman.engine import llamacpp_build as b
     from dragoman.settings import LLAMA_CPP_PYTHON_VERSION as version
 
     def make(data_dir: Path, stamped: bool = True) -> Path:

@@ -24,7 +24,7 @@ NAME = "llama-server"
 
 def server_binary(s: BenchSettings) -> Path:
     """--llama-server, else what scripts/build-llama-cpp built under the data directory."""
-    from dragoman.bench.llamacpp_build import STALE, binary, stale
+    from dragoman.engine.llamacpp_build import STALE, binary, stale
 
     path = s.llama_server or binary(s.data_dir, LLAMA_CPP_PYTHON_VERSION, NAME)
     if not path.is_file():

@@ -62,8 +62,8 @@ def server_launcher(settings: EngineSettings) -> list[str]:
     """How llama.cpp's server starts: the binary --llama-server names; else the embedded server
     of the prebuilt wheel (xllamacpp, built for AVX2, installed with the `cpu` extra); else
     what scripts/build-llama-cpp built under the data directory (compiled for this CPU)."""
-    from dragoman.bench.llamacpp_build import STALE, binary, stale
     from dragoman.engine import llamacpp_embedded
+    from dragoman.engine.llamacpp_build import STALE, binary, stale
     from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
     if settings.llama_server is not None:

@@ -1,6 +1,8 @@
 """Build llama.cpp's `llama-server` and `llama-batched-bench` from the source distribution of
 `llama-cpp-python` (it vendors llama.cpp), once, under the data directory, and assemble the
-model's GGUF beside the prepared model: what the `llama-server` bench peer runs.
+model's GGUF beside the prepared model: what the llama-cpp engine starts when neither
+--llama-server nor the prebuilt wheel gives it a server, and what the `llama-server` bench peer
+runs.
 
 `scripts/build-llama-cpp` runs this. Idempotent: a finished build is reused, an interrupted one
 resumes (cmake's own incremental build); the source is unpacked to a temporary directory and
