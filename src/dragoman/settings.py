@@ -720,11 +720,12 @@ class BenchSettings(EngineSettings):
     """Most seconds per level (requests in flight are still awaited)."""
 
     offline: bool = True
-    """Measure the offline engine's ceiling on the same prompts first (it loads the model on
-    this machine). With --url only when asked: --offline."""
+    """Measure the offline engine on the same prompts first, all at once and timed to the last
+    answer (its drain included: a reference, not a ceiling); it loads the model on this machine.
+    With --url only when asked: --offline."""
 
     offline_requests: int = Field(default=120, ge=1)
-    """Prompts submitted at once for the ceiling."""
+    """Prompts submitted at once for the offline batch."""
 
     out: Path = Path("benchmarks/results/latest")
     """Results folder: results.json, results.md, PNG plots, server logs."""

@@ -1,4 +1,7 @@
-"""The ceiling: the offline engine with every prompt submitted at once. Runs in a process of
+"""The offline batch: the engine alone with every prompt submitted at once, timed to its last
+answer. The batch emptying (its drain) is in that time, so the figure sits below what the engine
+does full and served throughput can pass it: a reference for the served figures, not a
+ceiling (verdicts.py judges it as such). Runs in a process of
 its own (`python -m dragoman.bench.offline JOB RESULT`), started as the bench's servers are
 (servers.py): stopped with the bench by any path, its engine's processes with it (its own
 process group), and sent SIGTERM by the kernel when the bench is SIGKILLed. Its engine is

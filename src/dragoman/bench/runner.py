@@ -263,7 +263,7 @@ class Bench:
         if self.s.offline if "offline" in self.s.model_fields_set else not self.s.url:
             from dragoman.bench.offline import offline_ceiling
 
-            with self.console.status("offline ceiling: all prompts at once"):
+            with self.console.status("offline batch: all prompts at once"):
                 n = min(len(self.items), self.s.offline_requests)
                 cancel = threading.Event()
                 try:
@@ -273,7 +273,7 @@ class Bench:
                 except asyncio.CancelledError:  # Ctrl-C: its thread stops the ceiling
                     cancel.set()
                     raise
-            self.console.log(f"offline ceiling: {results['offline']['rps']:.2f} req/s")
+            self.console.log(f"offline batch: {results['offline']['rps']:.2f} req/s")
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),

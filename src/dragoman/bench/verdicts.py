@@ -2,9 +2,50 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Iterable
 from typing import Any
 
 OTHER_ENGINES = ("continuous-w8a8", "llama-cpp")
+# The repetition guard's target is a band: on within 3% of off, either way. Faster with the
+# guard than without it by more than that is no cheaper guard: the two runs did not measure
+# the same work, or the machine moved under them.
+GUARD_MARGIN = 0.03
+
+
+def spread(values: Iterable[float]) -> float | None:
+    """(max - min) / median of repeated measurements of one figure: the run's own noise.
+    None with fewer than two measurements (or a median of 0): not measured."""
+    got = list(values)
+    if len(got) < 2:
+        return None
+    middle = statistics.median(got)
+    return (max(got) - min(got)) / middle if middle > 0 else None
+
+
+def widest_spread(series: Iterable[Iterable[float]]) -> float | None:
+    """The noise of a comparison: the widest spread among its sides' repeated measurements;
+    None if a side has fewer than two."""
+    spreads = [spread(values) for values in series]
+    return None if not spreads or None in spreads else max(s for s in spreads if s is not None)
+
+
+def band(diff: float, margin: float, noise: float | None) -> str:
+    """A two-sided target, `diff` within +-`margin`: MISSED outside it on either side. Inside,
+    MET unless the run's noise is wider than the margin, where the run cannot tell a difference
+    inside the band from one outside it: UNDECIDED."""
+    if abs(diff) > margin:
+        return "MISSED"
+    if noise is not None and noise > margin:
+        return "UNDECIDED"
+    return "MET"
+
+
+def noise_text(noise: float | None, what: str) -> str:
+    """The noise as a verdict states it: `what` names the repeated measurements."""
+    if noise is None:
+        return f"noise not measured: fewer than two {what}"
+    return f"noise {100 * noise:.1f}%: the spread between {what}"
 
 
 def _closed(results: dict[str, Any], arch: str) -> list[dict[str, Any]]:
@@ -53,7 +94,7 @@ def verdicts(results: dict[str, Any], max_num_seqs: int) -> list[str]:
             f"continuous queue share at concurrency <= max_num_seqs: at most {100 * worst[1]:.1f}% "
             f"({worst[0]}; target < 10%): {'MET' if worst[1] < 0.1 else 'MISSED'}"
         )
-    out += _engine_verdicts(results, cont, top_c)
+    out += _engine_verdicts(results, cont, top_c, max_num_seqs)
     out += _llama_verdicts(results, cont)
     return out + others
 
@@ -113,7 +154,7 @@ def _tok(run: dict[str, Any]) -> float:
 
 
 def _engine_verdicts(
-    results: dict[str, Any], cont: list[dict[str, Any]], top_c: float
+    results: dict[str, Any], cont: list[dict[str, Any]], top_c: float, max_num_seqs: int
 ) -> list[str]:
     """The host-adaptive engine's targets: output tokens/s, which does not depend on how
     long each architecture's answers happen to be."""
@@ -131,20 +172,33 @@ def _engine_verdicts(
         )
     off = results.get("offline")
     if off and off.get("output_tokens_per_s"):
+        # The offline batch is every prompt submitted at once, timed to its last answer: its
+        # drain (the batch emptying) is in its figure, so it sits below what the engine does
+        # full, and served throughput can pass it. It is a reference, not a ceiling: the target
+        # is no more than "served no worse than 90% of the engine's own batch run".
         best = max(cont, key=_tok)
         ratio = _tok(best) / off["output_tokens_per_s"]
+        above = "; above it: the batch is no ceiling" if ratio > 1 else ""
         out.append(
             f"continuous at saturation ({best['load']}) reaches {100 * ratio:.0f}% of the offline "
-            f"engine's output tok/s ({_tok(best):.1f} vs {off['output_tokens_per_s']:.1f}; "
-            f"target >= 90%): {'MET' if ratio >= 0.9 else 'MISSED'}"
+            f"batch's output tok/s ({_tok(best):.1f} vs {off['output_tokens_per_s']:.1f}; the "
+            f"batch is {off.get('requests', '?')} prompts at once, its drain included{above}; "
+            f"target >= 90% of the batch): {'MET' if ratio >= 0.9 else 'MISSED'}"
         )
     noguard, mine = _at(_closed(results, "continuous-noguard"), top_c), _at(cont, top_c)
     if noguard and mine and _tok(noguard) > 0:
         diff = _tok(mine) / _tok(noguard) - 1
+        # One run per level: the noise is the spread of each one's tok/s over its saturated
+        # levels (c >= max_num_seqs, where throughput should not move), the wider of the two.
+        noise = widest_spread(
+            [_tok(r) for r in runs if r["concurrency"] >= max_num_seqs]
+            for runs in (cont, _closed(results, "continuous-noguard"))
+        )
         out.append(
             f"repetition guard on vs off at c={top_c:g}: {_tok(mine):.1f} vs {_tok(noguard):.1f} "
-            f"output tok/s, {100 * diff:+.1f}% (target within 3%): "
-            f"{'MET' if diff >= -0.03 else 'MISSED'}"
+            f"output tok/s, {100 * diff:+.1f}% (target within +-{100 * GUARD_MARGIN:g}%; "
+            f"{noise_text(noise, f'saturated levels (c >= {max_num_seqs}) of each')}): "
+            f"{band(diff, GUARD_MARGIN, noise)}"
         )
     legacy = _at(_closed(results, "continuous-legacy"), top_c)
     if legacy and mine and _tok(legacy) > 0:
