@@ -55,6 +55,8 @@ async def test_real_translations_routed_by_pair(router: Launched) -> None:
             if all(b["healthy"] for b in backends):
                 break
             await asyncio.sleep(0.2)
+        else:
+            pytest.fail(f"backends not admitted after 50 checks: {backends}")
         fr, de = await asyncio.gather(
             c.post(
                 "/v1/translate",

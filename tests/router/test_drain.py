@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from dragoman.bench.servers import Launched, launch_echo
+from tests.router._wait import until
 from tests.router.test_routing import body, start
 
 
@@ -21,16 +22,13 @@ async def test_sigterm_drains_admitted_requests_then_exits_0(
     stop_all.append(server)
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
         held = [asyncio.create_task(c.post("/v1/translate", json=body(f"t{i}"))) for i in range(8)]
-        for _ in range(200):
-            if (await c.get("/ready")).json().get("admitted_in_flight") == 8:
-                break
-            await asyncio.sleep(0.02)
+        await until(
+            lambda: c.get("/ready"),
+            lambda r: r.json().get("admitted_in_flight") == 8,
+            "8 requests admitted",
+        )
         server.process.send_signal(signal.SIGTERM)
-        for _ in range(200):
-            ready = await c.get("/ready")
-            if ready.status_code == 503:
-                break
-            await asyncio.sleep(0.02)
+        ready = await until(lambda: c.get("/ready"), lambda r: r.status_code == 503, "/ready 503")
         assert ready.json()["error"]["code"] == "draining"
         late = await c.post("/v1/translate", json=body("late"))
         assert late.status_code == 503
@@ -64,10 +62,12 @@ async def test_work_left_when_the_server_stops_is_answered_not_cut_off(
                 c.post("/translate", json={"q": "three", "source": "en", "target": "fr"})
             ),
         ]
-        for _ in range(500):
-            if (await c.get("/ready")).json().get("admitted_in_flight") == 3:
-                break
-            await asyncio.sleep(0.02)
+        await until(
+            lambda: c.get("/ready"),
+            lambda r: r.json().get("admitted_in_flight") == 3,
+            "3 requests admitted",
+            within=15,
+        )
         server.process.send_signal(sig)
         native, deepl, libre = await asyncio.wait_for(asyncio.gather(*held), 60)
     for r in (native, deepl, libre):

@@ -4,13 +4,13 @@ import asyncio
 import collections
 import os
 import signal
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from dragoman.bench.servers import Launched, launch_echo, launch_router
+from tests.router._wait import until, until_sync
 
 CHECKS = ["--check-interval", "0.2", "--fail-threshold", "2", "--recover-threshold", "2"]
 
@@ -28,11 +28,12 @@ def start(
     # Wait until every backend is admitted (pairs learned, thresholds passed).
     key = extra[extra.index("--metrics-key") + 1] if "--metrics-key" in extra else None
     headers = {"Authorization": f"Bearer {key}"} if key else None
-    for _ in range(100):
-        state = httpx.get(f"{router.url}/v1/backends", headers=headers).json()
-        if all(b["healthy"] for b in state):
-            break
-        time.sleep(0.1)
+    until_sync(
+        lambda: httpx.get(f"{router.url}/v1/backends", headers=headers).json(),
+        lambda state: bool(state) and all(b["healthy"] for b in state),
+        "every backend admitted by the router",
+        within=20,
+    )
     return router
 
 
@@ -113,15 +114,19 @@ async def test_backend_killed_under_load_every_request_answered_then_readmitted(
     router = start(logs, stop_all, *backends)
     victim = backends[1]
     statuses: list[int] = []
+    under_way = asyncio.Event()
 
     async def client(c: httpx.AsyncClient, n: int) -> None:
         for i in range(n):
             r = await c.post("/v1/translate", json=body(f"request {i}"))
             statuses.append(r.status_code)
+            if len(statuses) >= 12:  # the load is under way
+                under_way.set()
 
     async with httpx.AsyncClient(base_url=router.url, timeout=30) as c:
         load = asyncio.gather(*(client(c, 25) for _ in range(6)))  # 150 requests, bounded
-        await asyncio.sleep(0.4)
+        await asyncio.wait_for(under_way.wait(), 30)
+        assert len(statuses) < 150  # killed with the load still running
         os.kill(victim.pid, signal.SIGKILL)  # no goodbye: connections just break
         await load
         assert statuses == [200] * 150
@@ -134,12 +139,11 @@ async def test_backend_killed_under_load_every_request_answered_then_readmitted(
         port = int(victim.url.rsplit(":", 1)[1])
         revived = launch_echo(logs, "en,fr", "--echo-delay", "0.05", port=port)
         stop_all.append(revived)
-        for _ in range(100):
-            state = {b["name"]: b for b in (await c.get("/v1/backends")).json()}
-            if state["b1"]["healthy"]:
-                break
-            await asyncio.sleep(0.1)
-        assert state["b1"]["healthy"]
+
+        async def backend_state() -> dict[str, dict[str, object]]:
+            return {b["name"]: b for b in (await c.get("/v1/backends")).json()}
+
+        await until(backend_state, lambda s: s["b1"]["healthy"] is True, "b1 readmitted", within=20)
         replies = await asyncio.gather(
             *(c.post("/v1/translate", json=body(f"x{i}")) for i in range(30))
         )
@@ -152,11 +156,10 @@ async def test_no_healthy_backend_is_503(logs: Path, stop_all: list[Launched]) -
     router = start(logs, stop_all, only)
     only.stop()
     async with httpx.AsyncClient(base_url=router.url) as c:
-        for _ in range(50):
-            r = await c.get("/ready")
-            if r.status_code == 503:
-                break
-            await asyncio.sleep(0.1)
+        ready = await until(
+            lambda: c.get("/ready"), lambda r: r.status_code == 503, "/ready 503", within=10
+        )
+        assert ready.status_code == 503
         r = await c.post("/v1/translate", json=body("hello"))
         assert r.status_code == 503
         assert r.json()["error"] == {
@@ -174,15 +177,15 @@ async def test_client_disconnect_closes_the_upstream_request(
     router = start(logs, stop_all, slow)
     async with httpx.AsyncClient(base_url=router.url, timeout=30) as c:
         call = asyncio.create_task(c.post("/v1/translate", json=body("bye")))
-        await asyncio.sleep(0.5)
-        assert (await c.get("/v1/backends")).json()[0]["outstanding"] == 1
+
+        async def outstanding() -> int:
+            return int((await c.get("/v1/backends")).json()[0]["outstanding"])
+
+        await until(outstanding, lambda n: n == 1, "the request outstanding upstream", within=4)
+        assert not call.done()  # still waiting on its 5 s answer: the cancel cuts it short
         call.cancel()
         await asyncio.gather(call, return_exceptions=True)
-        for _ in range(30):
-            if (await c.get("/v1/backends")).json()[0]["outstanding"] == 0:
-                break
-            await asyncio.sleep(0.1)
-        assert (await c.get("/v1/backends")).json()[0]["outstanding"] == 0
+        await until(outstanding, lambda n: n == 0, "the upstream request closed", within=3)
     # The backend saw its client (the proxy) leave, well before its 5 s answer.
     async with httpx.AsyncClient() as c:
         metrics = (await c.get(f"{slow.url}/metrics")).text
