@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import pytest
+
 from dragoman.bench.servers import Launched
 from tests.web._browser import Page
+
+pytestmark = pytest.mark.browser
 
 
 def test_the_api_docs_render_from_this_server_alone(page: Page, echo: Launched) -> None:
