@@ -66,7 +66,13 @@ def cmd_serve(args: list[str]) -> None:
     from dragoman.api.serve import serve
     from dragoman.settings import ServeSettings
 
-    serve(parse(ServeSettings, args, "dragoman serve"))
+    s = parse(ServeSettings, args, "dragoman serve")
+    if s.architecture in ("multiprocess", "static-batch"):  # old, kept only to be measured
+        from dragoman.bench.baselines import open_for_serve
+
+        serve(s, open_for_serve)
+        return
+    serve(s)
 
 
 def cmd_translate(args: list[str]) -> None:

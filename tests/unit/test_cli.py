@@ -55,3 +55,28 @@ def test_an_empty_config_variable_is_refused(
     monkeypatch.setenv("DRAGOMAN_CONFIG", "")
     assert main(["plan"]) == 2
     assert "DRAGOMAN_CONFIG) is empty" in capsys.readouterr().err
+
+
+def test_serve_hands_the_baselines_to_the_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The old architectures live in the bench; `dragoman serve` is the one door to them, and
+    # the product's own engine choice refuses them.
+    from typing import Any
+
+    from dragoman.api import serve as api_serve
+    from dragoman.bench.baselines import open_for_serve
+    from dragoman.errors import ConfigError
+    from dragoman.settings import ServeSettings
+
+    calls: list[tuple[str, Any]] = []
+    monkeypatch.setattr(
+        api_serve, "serve", lambda s, opener=None: calls.append((s.architecture, opener))
+    )
+    for arch in ("multiprocess", "static-batch", "echo"):
+        assert main(["serve", "--architecture", arch]) == 0
+    assert calls == [
+        ("multiprocess", open_for_serve),
+        ("static-batch", open_for_serve),
+        ("echo", None),
+    ]
+    with pytest.raises(ConfigError, match="benchmark baseline"):
+        api_serve.open_translator(ServeSettings(architecture="multiprocess"), ("en", "fr"))

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import signal
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import FrameType
 
@@ -44,7 +44,11 @@ def languages_for(model: str, wanted: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(wanted)
 
 
-def serve(settings: ServeSettings) -> None:
+Opener = Callable[[ServeSettings, tuple[str, ...]], AbstractAsyncContextManager[Translator]]
+
+
+def serve(settings: ServeSettings, opener: Opener | None = None) -> None:
+    """Serve with the engine `settings` ask for (`open_translator`), or what `opener` opens."""
     from dragoman.engine.choice import resolve_architecture
     from dragoman.listen import check_listen
 
@@ -64,7 +68,8 @@ def serve(settings: ServeSettings) -> None:
                 weights = weights_for(settings.model_copy(update={"model": model}))
                 prepare(model, settings.data_dir, weights=weights)  # instant when prepared
 
-    run(settings, lambda: open_translator(settings, langs))
+    open_engine = opener or open_translator
+    run(settings, lambda: open_engine(settings, langs))
 
 
 def open_translator(
@@ -96,11 +101,14 @@ def open_translator(
                 lambda spec, languages, first: open_echo(spec.name, languages, settings.echo_delay),
             )
         return open_echo(f"echo:{settings.model}", langs, settings.echo_delay)
-    from dragoman.engine.baselines import open_baseline
+    from dragoman.errors import ConfigError
 
-    log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
-    batch = settings.architecture == "static-batch"
-    return open_baseline(settings, langs, settings.workers, batch)
+    # multiprocess and static-batch: the bench's baselines, started only by `dragoman serve`,
+    # whose command hands them to the bench (bench/baselines.py) as the opener of `serve`.
+    raise ConfigError(
+        f"--architecture {settings.architecture} is a benchmark baseline: only `dragoman serve` "
+        "starts it"
+    )
 
 
 def check_llamacpp(settings: ServeSettings) -> None:

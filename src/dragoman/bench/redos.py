@@ -287,7 +287,7 @@ def request_path_modules() -> list[ModuleType]:
 
 # Modules that start or need an engine or another process at import: none holds a pattern
 # that sees request text.
-_SKIP = frozenset({"vllm_engine", "baselines", "llamacpp_embedded"})
+_SKIP = frozenset({"vllm_engine", "llamacpp_embedded"})
 
 
 if __name__ == "__main__":  # pragma: no cover - a quick look from the shell

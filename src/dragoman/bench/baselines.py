@@ -1,5 +1,6 @@
 """The seed's old architectures, kept ONLY as benchmark baselines (`dragoman serve
---architecture multiprocess|static-batch`). Never the default; do not deploy these.
+--architecture multiprocess|static-batch`: the CLI hands those to `open_for_serve` here, so the
+product's serve path never imports them). Never the default; do not deploy these.
 
 Part 1's request path, reproduced: the handler stores a task in a `Manager().dict()`, puts its
 key on a `multiprocessing.JoinableQueue` (pickled IPC), a spawned worker process with its own
@@ -21,13 +22,13 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from dragoman.engine.prompts import PromptBuilder
 from dragoman.engine.protocol import FinishReason, Terms, Translation
 from dragoman.errors import EngineDead, EngineFailed
-from dragoman.settings import EngineSettings
+from dragoman.settings import EngineSettings, ServeSettings
 
 log = logging.getLogger(__name__)
 
@@ -255,3 +256,12 @@ async def open_baseline(
         yield translator
     finally:
         await asyncio.to_thread(translator.stop)
+
+
+def open_for_serve(
+    settings: ServeSettings, languages: tuple[str, ...]
+) -> AbstractAsyncContextManager[MultiprocessTranslator]:
+    """The baseline `dragoman serve --architecture multiprocess|static-batch` asks for."""
+    log.warning("serving the %s BASELINE (benchmarks only)", settings.architecture)
+    batch = settings.architecture == "static-batch"
+    return open_baseline(settings, languages, settings.workers, batch)
