@@ -245,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     for words, command in sorted(COMMANDS.items(), key=lambda kv: -len(kv[0])):
         if tuple(args[: len(words)]) == words:
             try:
-                command(_take_config(args[len(words) :]))
+                rest = _take_config(args[len(words) :])
+                if os.environ.get("DRAGOMAN_CONFIG"):
+                    from dragoman.all_settings import load_all
+
+                    load_all()  # the file's keys are checked against every command's
+                command(rest)
             except ConfigError as exc:  # wrong input: exits as a bad flag does
                 print(f"dragoman: error: {exc.message}", file=sys.stderr)
                 return 2

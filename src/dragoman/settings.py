@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -82,22 +82,21 @@ def _toml(settings_cls: type[BaseSettings], config: str) -> TomlConfigSettingsSo
     return source
 
 
-def known_setting_names() -> set[str]:
-    """Every setting of every command: one config file may serve several commands."""
-    import dragoman.deploy.k8s.settings
-    import dragoman.deploy.ray.settings
-    import dragoman.plan.footprint
-    import dragoman.plan.settings  # noqa: F401 (their classes are _Base's too)
+# Every settings class, recorded as it is defined (`_Base.__pydantic_init_subclass__`): the
+# config file's keys are checked against all of them, since one file may serve several
+# commands. A class is known once its module is imported: `dragoman.all_settings.load_all()`
+# imports every command's before a config file is read (the CLI and Ray's builder call it).
+_registered: list[type[BaseSettings]] = []
 
+
+def known_setting_names() -> set[str]:
+    """Every setting (and alias) of every settings class defined so far."""
     names: set[str] = set()
-    stack: list[type[BaseSettings]] = [_Base]
-    while stack:
-        cls = stack.pop()
+    for cls in _registered:
         for name, field in cls.model_fields.items():
             names.add(name)
             if isinstance(field.alias, str):
                 names.add(field.alias)
-        stack += cls.__subclasses__()
     return names
 
 
@@ -110,6 +109,11 @@ class _Base(BaseSettings):
         extra="ignore",
         validate_default=True,
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _registered.append(cls)
 
     @classmethod
     def settings_customise_sources(

@@ -110,7 +110,11 @@ def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
     config.write_text("max_num_seq = 8\n")
     with pytest.raises(SettingsError, match=r"unknown settings: 'max_num_seq' .*'max_num_seqs'"):
         ServeSettings()
-    # one file for several commands: a key of another command is fine
+    # one file for several commands: a key of another command is fine, once every command's
+    # settings are loaded (as the CLI does before reading a config file)
+    from dragoman.all_settings import load_all
+
+    load_all()
     config.write_text('max_num_seqs = 8\nrps = 10\njson = true\nbackend_urls = ["http://a:1"]\n')
     assert ServeSettings().max_num_seqs == 8
     assert RouteSettings().backends[0].url == "http://a:1"

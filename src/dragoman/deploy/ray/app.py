@@ -153,4 +153,7 @@ def build_application(settings: RaySettings) -> Any:
 def build(args: dict[str, Any]) -> Any:
     """Serve's application builder: `args` are settings fields (a Serve config's `args`, or
     `key=value` words after `serve run`), over DRAGOMAN_ variables and DRAGOMAN_CONFIG."""
+    from dragoman.all_settings import load_all
+
+    load_all()  # a DRAGOMAN_CONFIG file's keys are checked against every command's
     return build_application(RaySettings(**args))

@@ -1,0 +1,15 @@
+"""Every command's settings classes, imported: one config file may serve several commands, so
+its keys are checked against all of them (`dragoman.settings.known_setting_names`), and a class
+is known once its module is imported. Whatever reads a config file calls `load_all` first: the
+CLI, and Ray Serve's application builder. A new command's settings module goes here."""
+
+from __future__ import annotations
+
+
+def load_all() -> None:
+    """Import every module that defines a command's settings (each class registers itself)."""
+    import dragoman.deploy.k8s.settings
+    import dragoman.deploy.ray.settings
+    import dragoman.plan.footprint
+    import dragoman.plan.settings
+    import dragoman.settings  # noqa: F401 (imported for the classes they define)
