@@ -264,7 +264,20 @@ def request_patterns() -> dict[str, tuple[re.Pattern[str], bool]]:
             if id(p) not in seen:
                 seen.add(id(p))
                 out[key] = (p, key.rsplit(".", 1)[1] in anchored)
-    return out
+    return {k: v for k, v in out.items() if not _led(v[0], [p for p, _ in out.values()])}
+
+
+def _led(pattern: re.Pattern[str], others: Iterable[re.Pattern[str]]) -> bool:
+    """Whether `pattern` is the leading branches of another's alternation (a pattern built
+    as `BASE | MORE`): that one tries these branches first at every position, on its own
+    texts and these alike, so trying this one too adds nothing."""
+    return any(
+        o is not pattern
+        and o.flags == pattern.flags
+        and o.pattern.startswith(pattern.pattern)
+        and o.pattern[len(pattern.pattern) :].lstrip().startswith("|")
+        for o in others
+    )
 
 
 def request_path_modules() -> list[ModuleType]:

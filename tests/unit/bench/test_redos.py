@@ -54,3 +54,13 @@ def test_worst_seconds_names_the_slowest_text() -> None:
     pattern = re.compile("a+b")
     took, text = worst_seconds(pattern, ["ab", "a" * 2_000], anchored=False)
     assert took > 0 and text == "a" * 2_000
+
+
+def test_a_pattern_that_leads_another_s_alternation_is_tried_through_that_one() -> None:
+    from dragoman.bench.redos import _led
+
+    base, more = re.compile(r"a+b"), re.compile("a+b\n  | c+d")
+    assert _led(base, [base, more])
+    assert not _led(more, [base, more])
+    assert not _led(re.compile("a+"), [re.compile("a+b")])  # a prefix, not whole branches
+    assert not _led(base, [re.compile("a+b|c", re.IGNORECASE)])  # other flags
