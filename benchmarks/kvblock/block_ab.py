@@ -28,7 +28,7 @@ import httpx
 
 from dragoman.bench.documents import SENTENCES
 from dragoman.bench.servers import engine_flags, launch_dragoman
-from dragoman.settings import BenchSettings
+from dragoman.bench.settings import BenchSettings
 
 PAIRS = ("fr", "de", "es", "ko", "zh", "ja")
 PER_PAIR = 6

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from dragoman.bench.llamacpp import launch_llama_server
 from dragoman.bench.servers import launch_dragoman
+from dragoman.bench.settings import BenchSettings
 from dragoman.models.catalogue import DEFAULT_MODEL
 from dragoman.models.prepare import gguf_path, resolve_model
-from dragoman.settings import BenchSettings
 
 SLOTS = 4
 PROMPTS = {1: 24, SLOTS: 48}  # requests per concurrency

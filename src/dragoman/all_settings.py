@@ -8,8 +8,16 @@ from __future__ import annotations
 
 def load_all() -> None:
     """Import every module that defines a command's settings (each class registers itself)."""
+    import dragoman.bench.settings
+    import dragoman.cli_translate
     import dragoman.deploy.k8s.settings
     import dragoman.deploy.ray.settings
+    import dragoman.eval.settings
+    import dragoman.info
+    import dragoman.models.cli
     import dragoman.plan.footprint
     import dragoman.plan.settings
+    import dragoman.router.settings
+    import dragoman.service.keys
+    import dragoman.service.settings
     import dragoman.settings  # noqa: F401 (imported for the classes they define)

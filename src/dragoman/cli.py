@@ -64,7 +64,7 @@ def _take_config(args: list[str]) -> list[str]:
 
 def cmd_serve(args: list[str]) -> None:
     from dragoman.api.serve import serve
-    from dragoman.settings import ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     s = parse(ServeSettings, args, "dragoman serve")
     if s.architecture in ("multiprocess", "static-batch"):  # old, kept only to be measured
@@ -82,8 +82,7 @@ def cmd_translate(args: list[str]) -> None:
 
 
 def cmd_model_prepare(args: list[str]) -> None:
-    from dragoman.models.cli import run_prepare
-    from dragoman.settings import PrepareSettings
+    from dragoman.models.cli import PrepareSettings, run_prepare
 
     run_prepare(parse(PrepareSettings, args, "dragoman model prepare"))
 
@@ -97,28 +96,28 @@ def cmd_model_list(args: list[str]) -> None:
 
 def cmd_bench(args: list[str]) -> None:
     from dragoman.bench.command import run_bench
-    from dragoman.settings import BenchSettings
+    from dragoman.bench.settings import BenchSettings
 
     run_bench(parse(BenchSettings, args, "dragoman bench"))
 
 
 def cmd_tune(args: list[str]) -> None:
+    from dragoman.bench.settings import TuneSettings
     from dragoman.bench.tune import run_tune
-    from dragoman.settings import TuneSettings
 
     run_tune(parse(TuneSettings, args, "dragoman tune"))
 
 
 def cmd_eval(args: list[str]) -> None:
     from dragoman.eval.runner import run_eval
-    from dragoman.settings import EvalSettings
+    from dragoman.eval.settings import EvalSettings
 
     run_eval(parse(EvalSettings, args, "dragoman eval"))
 
 
 def cmd_route(args: list[str]) -> None:
     from dragoman.router.app import route
-    from dragoman.settings import RouteSettings
+    from dragoman.router.settings import RouteSettings
 
     route(parse(RouteSettings, args, "dragoman route"))
 
@@ -138,8 +137,7 @@ def cmd_info(args: list[str]) -> None:
     from dragoman.engine.plan import Choice
     from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
     from dragoman.host import detect
-    from dragoman.info import render, report
-    from dragoman.settings import InfoSettings
+    from dragoman.info import InfoSettings, render, report
 
     s, engine = resolve_architecture(parse(InfoSettings, args, "dragoman info"))
     if s.architecture == "llama-cpp":
@@ -175,8 +173,7 @@ def cmd_plan(args: list[str]) -> None:
 
 
 def cmd_keys_add(args: list[str]) -> None:
-    from dragoman.service.keys import add_key
-    from dragoman.settings import KeyNameSettings
+    from dragoman.service.keys import KeyNameSettings, add_key
 
     s = parse(KeyNameSettings, args, "dragoman keys add")
     key = add_key(s.api_keys_file, s.name)
@@ -186,8 +183,7 @@ def cmd_keys_add(args: list[str]) -> None:
 
 def cmd_keys_revoke(args: list[str]) -> None:
     from dragoman.errors import ConfigError
-    from dragoman.service.keys import revoke_key
-    from dragoman.settings import KeyNameSettings
+    from dragoman.service.keys import KeyNameSettings, revoke_key
 
     s = parse(KeyNameSettings, args, "dragoman keys revoke")
     if not revoke_key(s.api_keys_file, s.name):
@@ -196,8 +192,7 @@ def cmd_keys_revoke(args: list[str]) -> None:
 
 
 def cmd_keys_list(args: list[str]) -> None:
-    from dragoman.service.keys import list_keys
-    from dragoman.settings import KeysSettings
+    from dragoman.service.keys import KeysSettings, list_keys
 
     for name, prefix in list_keys(parse(KeysSettings, args, "dragoman keys list").api_keys_file):
         print(f"{name}\t{prefix}")

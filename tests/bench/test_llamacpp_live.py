@@ -10,10 +10,10 @@ import pytest
 
 from dragoman.bench.llamacpp import LlamaServerTarget, launch_llama_server, server_binary
 from dragoman.bench.servers import Launched
+from dragoman.bench.settings import BenchSettings
 from dragoman.errors import DragomanError
 from dragoman.eval.workloads import Item
 from dragoman.models.prepare import gguf_path
-from dragoman.settings import BenchSettings
 
 pytestmark = pytest.mark.llamacpp
 

@@ -15,9 +15,9 @@ from dragoman.bench.command import _save
 from dragoman.bench.loadgen import Record
 from dragoman.bench.monitor import Monitor
 from dragoman.bench.runner import Level, level_result
+from dragoman.bench.settings import BenchSettings
 from dragoman.cli import main
 from dragoman.plan.figures import figures_from
-from dragoman.settings import BenchSettings
 
 
 @pytest.mark.parametrize("below", ["", "sub"])

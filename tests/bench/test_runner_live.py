@@ -19,8 +19,8 @@ from rich.console import Console
 
 from dragoman.bench.runner import Bench
 from dragoman.bench.servers import Launched, launch_echo
+from dragoman.bench.settings import BenchSettings
 from dragoman.cli import main
-from dragoman.settings import BenchSettings
 from tests.bench._signals import default_signals
 
 LANGUAGES = "en,fr,de,es,zh,ko"  # the workloads' target mix

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dragoman.deploy.groups import model_groups
-from dragoman.settings import ModelSpec, ServeSettings
+from dragoman.service.settings import ModelSpec, ServeSettings
 
 
 def test_one_group_per_model_entry_with_its_pairs() -> None:

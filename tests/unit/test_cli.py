@@ -65,7 +65,7 @@ def test_serve_hands_the_baselines_to_the_bench(monkeypatch: pytest.MonkeyPatch)
     from dragoman.api import serve as api_serve
     from dragoman.bench.baselines import open_for_serve
     from dragoman.errors import ConfigError
-    from dragoman.settings import ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     calls: list[tuple[str, Any]] = []
     monkeypatch.setattr(

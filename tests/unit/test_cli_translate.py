@@ -87,7 +87,7 @@ def test_translate_without_a_server_ignores_serves_models(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A config file's `[[models]]` are serve's: the local engine is `--model`'s alone."""
-    from dragoman.settings import ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     config = tmp_path / "dragoman.toml"
     config.write_text(

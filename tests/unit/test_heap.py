@@ -11,7 +11,7 @@ import httpx
 
 from dragoman.api.app import build_app
 from dragoman.heap import THRESHOLDS, settle
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 from tests.unit.api.conftest import engine_ready
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from dragoman.settings import ModelSpec, ServeSettings
+from dragoman.service.settings import ModelSpec, ServeSettings
 
 QWEN = "qwen2.5-coder-0.5b-instruct"
 

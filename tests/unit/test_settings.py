@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 
 def test_defaults_follow_the_seed() -> None:
@@ -83,7 +83,8 @@ def test_list_settings_from_the_environment_as_json_or_comma_separated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Only JSON was read: DRAGOMAN_LANGUAGES=en,fr ended in a traceback."""
-    from dragoman.settings import BenchSettings, RouteSettings
+    from dragoman.bench.settings import BenchSettings
+    from dragoman.router.settings import RouteSettings
 
     monkeypatch.setenv("DRAGOMAN_LANGUAGES", "en, fr")
     monkeypatch.setenv("DRAGOMAN_CONCURRENCY", "1,4")
@@ -103,7 +104,7 @@ def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
 ) -> None:
     from pydantic_settings import SettingsError
 
-    from dragoman.settings import RouteSettings
+    from dragoman.router.settings import RouteSettings
 
     config = tmp_path / "dragoman.toml"
     monkeypatch.setenv("DRAGOMAN_CONFIG", str(config))
@@ -146,8 +147,9 @@ def test_command_line_mistakes_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Each was a traceback, a nonsense run or a model load before the mistake was noticed."""
+    from dragoman.bench.settings import BenchSettings
     from dragoman.cli import main
-    from dragoman.settings import BenchSettings, RouteSettings
+    from dragoman.router.settings import RouteSettings
 
     for bad in ({"concurrency": [0]}, {"rates": [0]}, {"rates": [-1.0]}):
         with pytest.raises(ValidationError):
@@ -167,7 +169,7 @@ def test_command_line_mistakes_are_one_line_errors(
 
 def test_info_json_has_a_prefixed_twin(monkeypatch: pytest.MonkeyPatch) -> None:
     from dragoman.argv import parse
-    from dragoman.settings import InfoSettings
+    from dragoman.info import InfoSettings
 
     monkeypatch.setenv("JSON", "1")  # anyone's variable, not ours
     assert parse(InfoSettings, [], "dragoman info").json_output is False

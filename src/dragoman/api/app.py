@@ -27,8 +27,8 @@ from dragoman.service.generation import GenerationService
 from dragoman.service.glossary import Glossaries
 from dragoman.service.keys import KeyStore
 from dragoman.service.quota import KeyLimits
+from dragoman.service.settings import ServeSettings
 from dragoman.service.translation import TranslationService, shared_detector
-from dragoman.settings import ServeSettings
 from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, server_stats
 from dragoman.web.stats import ServerStats

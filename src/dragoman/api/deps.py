@@ -20,8 +20,9 @@ from dragoman.service.admission import Admission
 from dragoman.service.deadline import Deadline, parse_timeout
 from dragoman.service.generation import GenerationService
 from dragoman.service.keys import Caller, KeyStore
+from dragoman.service.settings import ServeSettings
 from dragoman.service.translation import TranslationService
-from dragoman.settings import MetricsKeyed, ServeSettings
+from dragoman.settings import MetricsKeyed
 
 
 async def get_settings(request: Request) -> ServeSettings:

@@ -23,7 +23,7 @@ from dragoman.logs import uvicorn_log_config
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import prepare
 from dragoman.service.admission import Admission
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ from typing import Any
 from dragoman.engine.prompts import PromptBuilder
 from dragoman.engine.protocol import FinishReason, Terms, Translation
 from dragoman.errors import EngineDead, EngineFailed
-from dragoman.settings import EngineSettings, ServeSettings
+from dragoman.service.settings import ServeSettings
+from dragoman.settings import EngineSettings
 
 log = logging.getLogger(__name__)
 

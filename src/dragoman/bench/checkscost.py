@@ -18,9 +18,9 @@ import httpx
 from rich.console import Console
 
 from dragoman.bench.servers import Launched, launch_echo
+from dragoman.bench.settings import BenchSettings
 from dragoman.eval import workloads
 from dragoman.service.keys import hash_key
-from dragoman.settings import BenchSettings
 from dragoman.stats import percentile
 
 ROUNDS = 6

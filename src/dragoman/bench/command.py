@@ -12,7 +12,7 @@ from dragoman.bench import report
 from dragoman.bench._json import dumps
 from dragoman.bench.runner import Bench
 from dragoman.bench.servers import owning_servers
-from dragoman.settings import BenchSettings
+from dragoman.bench.settings import BenchSettings
 
 
 def _save(s: BenchSettings, name: str, out: dict[str, Any], md: str, console: Console) -> None:

@@ -20,7 +20,7 @@ import httpx
 from rich.console import Console
 
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo, start
-from dragoman.settings import BenchSettings
+from dragoman.bench.settings import BenchSettings
 
 ROUNDS = 3
 CACHE_REQUESTS = 200

@@ -12,9 +12,9 @@ from typing import Any
 
 from rich.console import Console
 
+from dragoman.bench.settings import BenchSettings
 from dragoman.bench.verdicts import GUARD_MARGIN, band, noise_text, widest_spread
 from dragoman.eval import workloads
-from dragoman.settings import BenchSettings
 
 ROUNDS = 3
 # Targets where this model's greedy output does not loop: with no guard cut the two modes

@@ -13,11 +13,12 @@ from typing import Any
 import httpx
 
 from dragoman.bench.servers import Launched, _popen, _wait, free_port
+from dragoman.bench.settings import BenchSettings
 from dragoman.bench.targets import Reply
 from dragoman.engine.prompts import chat_messages
 from dragoman.errors import DragomanError
 from dragoman.eval.workloads import Item
-from dragoman.settings import LLAMA_CPP_PYTHON_VERSION, BenchSettings
+from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
 NAME = "llama-server"
 

@@ -24,9 +24,9 @@ from rich.console import Console
 
 from dragoman.bench.monitor import Monitor
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, start
+from dragoman.bench.settings import BenchSettings
 from dragoman.eval import workloads
 from dragoman.eval.workloads import Item
-from dragoman.settings import BenchSettings
 from dragoman.stats import percentile
 
 OVERLOAD_FACTOR = 4

@@ -18,10 +18,10 @@ from dragoman.bench.servers import (
     launch_router,
     start,
 )
+from dragoman.bench.settings import BenchSettings
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
 from dragoman.eval import workloads
-from dragoman.settings import BenchSettings
 
 
 async def _compare(

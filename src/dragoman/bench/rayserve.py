@@ -22,11 +22,11 @@ from dragoman.bench.servers import (
     launch_ray,
     start,
 )
+from dragoman.bench.settings import BenchSettings
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
 from dragoman.eval import workloads
 from dragoman.eval.workloads import Item
-from dragoman.settings import BenchSettings
 
 LANGUAGES = "en,fr,de,es,zh,ko"
 ECHO_DELAYS = (0.0, 0.05)
@@ -107,7 +107,7 @@ def layout_architecture(s: BenchSettings, layout: str) -> str:
     if layout == "split":
         return "continuous"
     from dragoman.engine.choice import resolve_architecture
-    from dragoman.settings import ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     serve = ServeSettings(model=s.model, data_dir=s.data_dir, llama_server=s.llama_server)
     chosen, _ = resolve_architecture(serve.model_copy(update={"architecture": "host"}))

@@ -17,11 +17,12 @@ from dragoman.bench.dashboard import announce
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start
+from dragoman.bench.settings import BenchSettings
 from dragoman.bench.stats import LevelSummary, spikiness, summarise
 from dragoman.bench.targets import DragomanTarget, OpenAITarget, Target
 from dragoman.errors import ConfigError, Unreachable
 from dragoman.eval import workloads
-from dragoman.settings import BenchSettings, EngineSettings
+from dragoman.settings import EngineSettings
 
 # name -> (dragoman --architecture, --workers, settings changed from the run's own). The
 # variants of `continuous` isolate one choice each, measured in the same run: the repetition

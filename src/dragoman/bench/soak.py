@@ -27,8 +27,8 @@ import psutil
 from rich.console import Console
 
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo
+from dragoman.bench.settings import BenchSettings
 from dragoman.service.keys import hash_key
-from dragoman.settings import BenchSettings
 
 KEY = "dm-soak-key"
 ECHO_DELAY = 0.05  # seconds each admitted text is held: long enough to leave mid-request

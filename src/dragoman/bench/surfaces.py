@@ -21,8 +21,8 @@ import httpx
 from rich.console import Console
 
 from dragoman.bench.servers import Launched, engine_flags, launch_dragoman, launch_echo, start
+from dragoman.bench.settings import BenchSettings
 from dragoman.eval import workloads
-from dragoman.settings import BenchSettings
 
 BATCH = 16
 ROUNDS = 3

@@ -18,10 +18,10 @@ from rich.table import Table
 from dragoman.bench._json import dumps
 from dragoman.bench.loadgen import closed_loop
 from dragoman.bench.servers import engine_flags, launch_dragoman, owning_servers, start
+from dragoman.bench.settings import TuneSettings
 from dragoman.bench.stats import summarise
 from dragoman.bench.targets import DragomanTarget
 from dragoman.eval import workloads
-from dragoman.settings import TuneSettings
 
 ITL = "vllm:inter_token_latency_seconds"
 

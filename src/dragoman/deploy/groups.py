@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dragoman.languages import Pair, pairs_from_languages
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 
 @dataclass(frozen=True)

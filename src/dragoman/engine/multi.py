@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from dragoman.engine.protocol import (
     ChatChunk,
@@ -18,6 +19,9 @@ from dragoman.engine.protocol import (
     Translator,
 )
 from dragoman.errors import ModelNotFound, UnsupportedLanguage
+
+if TYPE_CHECKING:  # the server's settings, a layer above: for their type only
+    from dragoman.service.settings import ModelSpec, ServeSettings
 
 Pair = tuple[str, str]
 
@@ -96,13 +100,10 @@ OpenOne = Callable[..., AbstractAsyncContextManager[Translator]]
 
 @asynccontextmanager
 async def open_multi(
-    settings: object, open_one: OpenOne | None = None
+    settings: ServeSettings, open_one: OpenOne | None = None
 ) -> AsyncIterator[MultiTranslator]:
     """One engine per `[[models]]` entry of the server's settings, all shut down together;
     `open_one(spec, languages, first)` opens one (default: a vLLM engine)."""
-    from dragoman.settings import ModelSpec, ServeSettings
-
-    assert isinstance(settings, ServeSettings)
 
     def open_vllm_one(
         spec: ModelSpec, languages: tuple[str, ...], first: bool

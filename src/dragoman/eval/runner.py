@@ -13,8 +13,8 @@ from dragoman.errors import ConfigError
 from dragoman.eval import corpora, metrics, report, sets
 from dragoman.eval.client import Output, Progress, Target, plain_prompt, translate_all
 from dragoman.eval.sets import EvalItem
+from dragoman.eval.settings import EvalSettings
 from dragoman.languages import parse_pair
-from dragoman.settings import EvalSettings
 
 SOURCES = (
     "ui and sentence: Django's and Sphinx's gettext catalogues (their own translations as "

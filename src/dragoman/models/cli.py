@@ -13,8 +13,21 @@ from dragoman.errors import ConfigError, ModelError
 from dragoman.interrupts import stops_as_ctrl_c
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import chunk_files, is_prepared, model_dir, prepare
-from dragoman.settings import ModelSettings, PrepareSettings
+from dragoman.settings import ModelSettings
 from dragoman.writable import check_dir
+
+
+class PrepareSettings(ModelSettings):
+    verify: bool = False
+    """Hash every prepared file of --model again (each weights form, the GGUF files) against
+    the digest recorded when it was made, and say which are bad (exit 1); start-up checks
+    sizes only. Nothing is made."""
+
+    force: bool = False
+    """Remove every prepared file of --model first, then prepare it as without the flag: a
+    file --verify calls bad, or one prepared by an older version (no digests), made again.
+    Stop the servers that use the model first; without the model's packages, nothing is
+    removed."""
 
 
 def run_prepare(settings: PrepareSettings) -> None:
@@ -132,7 +145,7 @@ def _llamacpp_gguf(settings: ModelSettings, console: Console) -> None:
     from dragoman.engine.choice import resolve_architecture
     from dragoman.engine.llamacpp import gguf_form
     from dragoman.models.prepare import gguf_path
-    from dragoman.settings import ServeSettings
+    from dragoman.service.settings import ServeSettings
 
     serve = ServeSettings(model=settings.model, data_dir=settings.data_dir)
     if resolve_architecture(serve)[1].value != "llama-cpp":

@@ -11,7 +11,7 @@ from dragoman.languages import Pair, parse_pair
 from dragoman.models.catalogue import CATALOGUE
 
 if TYPE_CHECKING:
-    from dragoman.settings import ModelSpec
+    from dragoman.service.settings import ModelSpec
 
 ALL_PAIRS = "*"
 

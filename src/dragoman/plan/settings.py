@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from dragoman.settings import _Base, _comma_list
+from dragoman.settings import _Base, comma_list
 
 
 class PlanSettings(_Base):
@@ -81,7 +81,7 @@ class PlanSettings(_Base):
     @field_validator("results", "host_classes", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
-        return _comma_list(value)
+        return comma_list(value)
 
     @field_validator("words")
     @classmethod

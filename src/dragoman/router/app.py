@@ -32,7 +32,7 @@ from dragoman.router.gather import gather_lists, merged
 from dragoman.router.health import run_checks
 from dragoman.router.paths import RefuseDotSegments, forwarded_path
 from dragoman.router.proxy import Outgoing, forward, outgoing
-from dragoman.settings import RouteSettings
+from dragoman.router.settings import RouteSettings
 from dragoman.web.docs import add_docs
 from dragoman.web.routes import add_web, router_stats
 from dragoman.web.stats import RouterStats

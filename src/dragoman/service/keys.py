@@ -18,7 +18,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic_settings import CliPositionalArg
+
 from dragoman.errors import ConfigError, InvalidApiKey, MissingApiKey
+from dragoman.settings import _Base
+
+
+class KeysSettings(_Base):
+    api_keys_file: Path
+    """The API keys file a server reads (`dragoman serve --api-keys-file`)."""
+
+
+class KeyNameSettings(KeysSettings):
+    name: CliPositionalArg[str]
+    """The key's name (shown in metrics and `dragoman keys list`; the key itself never is)."""
+
 
 log = logging.getLogger(__name__)
 

@@ -50,8 +50,8 @@ from dragoman.service.documents import PLAIN, Plan, Sizes, TextOptions, parse, p
 from dragoman.service.glossary import index_of, missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
+from dragoman.service.settings import ServeSettings
 from dragoman.service.validate import Validator, rank
-from dragoman.settings import ServeSettings
 from dragoman.text.markup import Markup
 
 log = logging.getLogger(__name__)

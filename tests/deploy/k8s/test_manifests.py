@@ -22,7 +22,8 @@ from dragoman.deploy.k8s.groups import model_groups
 from dragoman.deploy.k8s.manifests import SCALE_METRIC, all_objects, group_name
 from dragoman.deploy.k8s.settings import K8sSettings
 from dragoman.deploy.k8s.sizing import PodSize
-from dragoman.settings import ModelSpec, RouteSettings, ServeSettings
+from dragoman.router.settings import RouteSettings
+from dragoman.service.settings import ModelSpec, ServeSettings
 
 K8S = "1.37.0"
 SCHEMA = json.loads((Path(__file__).parent / "keda-scaledobject.schema.json").read_text())

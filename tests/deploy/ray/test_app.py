@@ -9,7 +9,7 @@ import pytest
 from libretranslatepy import LibreTranslateAPI
 from openai import OpenAI
 
-from dragoman.settings import ModelSpec
+from dragoman.service.settings import ModelSpec
 from tests.deploy.ray._cluster import (
     ECHO_DEPLOYMENT,
     ECHO_MODEL,

@@ -12,7 +12,7 @@ from dragoman.engine import vllm_engine
 from dragoman.host import Host
 from dragoman.models.catalogue import CATALOGUE
 from dragoman.models.prepare import READY_MARKER
-from dragoman.settings import ModelSpec, ServeSettings
+from dragoman.service.settings import ModelSpec, ServeSettings
 
 HOST = Host(
     cpu_model="test CPU",

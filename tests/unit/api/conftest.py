@@ -9,7 +9,7 @@ import pytest
 from fastapi import FastAPI
 
 from dragoman.api.app import build_app
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 

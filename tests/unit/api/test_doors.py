@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from starlette.routing import Mount, Route
 
 from dragoman.api.app import build_app
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 KEY = "the-key"

@@ -22,7 +22,8 @@ from dragoman.api.hosts import host_of, hosts_for
 from dragoman.api.serve import run
 from dragoman.bench.servers import free_port
 from dragoman.errors import EngineDead
-from dragoman.settings import RouteSettings, ServeSettings
+from dragoman.router.settings import RouteSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 BODY = {"text": "hello", "source_lang": "en", "target_lang": "fr"}

@@ -14,7 +14,7 @@ from dragoman.api.app import build_app
 from dragoman.api.lifecycle import EngineHost
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineNotReady
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dragoman.api.app import build_app
 from dragoman.api.serve import open_translator
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.unit.api.conftest import engine_ready
 
 MODELS = [

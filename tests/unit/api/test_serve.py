@@ -14,7 +14,7 @@ from dragoman.cli import main
 from dragoman.errors import EngineDead
 from dragoman.heap import THRESHOLDS
 from dragoman.metrics import Metrics
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.fakes import FakeTranslator, factory_for
 
 

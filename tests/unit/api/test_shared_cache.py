@@ -18,7 +18,8 @@ from dragoman.bench.store import Store
 from dragoman.engine.llamacpp import plan_llamacpp
 from dragoman.engine.plan import EnginePlan, plan_engine
 from dragoman.host import Host
-from dragoman.settings import EngineSettings, ServeSettings
+from dragoman.service.settings import ServeSettings
+from dragoman.settings import EngineSettings
 from tests.fakes import FakeTranslator
 from tests.stores import running_store
 

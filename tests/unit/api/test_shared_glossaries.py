@@ -15,7 +15,7 @@ from redis import Redis
 from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store
 from dragoman.service.keys import add_key
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from tests.stores import running_store
 
 CREATE = {"name": "ui", "source_lang": "en", "target_lang": "de", "entries": "Save\tSpeichern"}

@@ -12,11 +12,12 @@ import pytest
 
 from dragoman.bench import llamacpp
 from dragoman.bench.llamacpp import LlamaServerTarget, command, server_binary
+from dragoman.bench.settings import BenchSettings
 from dragoman.engine.llamacpp_build import binary
 from dragoman.engine.prompts import chat_messages
 from dragoman.errors import DragomanError
 from dragoman.eval.workloads import Item
-from dragoman.settings import LLAMA_CPP_PYTHON_VERSION, BenchSettings
+from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
 ITEM = Item("The light shines in the darkness.", "en", "fr", "verse")
 

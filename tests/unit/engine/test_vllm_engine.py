@@ -21,7 +21,7 @@ def test_loaded_model_path_does_not_import_vllm_on_the_cpu_build() -> None:
     # 400 MiB in a process that never runs an engine.
     code = (
         "import sys\n"
-        "from dragoman.settings import ServeSettings\n"
+        "from dragoman.service.settings import ServeSettings\n"
         "from dragoman.engine.vllm_engine import is_cpu_platform, loaded_model_path\n"
         "assert is_cpu_platform()\n"
         "loaded_model_path(ServeSettings())\n"

@@ -5,7 +5,7 @@ from pydantic import ValidationError
 
 from dragoman.argv import parse
 from dragoman.cli import main
-from dragoman.settings import EvalSettings
+from dragoman.eval.settings import EvalSettings
 
 
 def test_lists_from_one_flag_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:

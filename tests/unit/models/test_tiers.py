@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from dragoman.models.catalogue import CATALOGUE
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 SMALL = "qwen2.5-coder-0.5b-instruct"
 LARGE = "qwen2.5-coder-1.5b-instruct"

@@ -10,9 +10,9 @@ from dragoman.service.admission import Admission
 from dragoman.service.deadline import Deadline
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
+from dragoman.service.settings import ServeSettings
 from dragoman.service.translation import TranslationService, shared_detector
 from dragoman.service.validate import Validator, placeholders_broken, too_long
-from dragoman.settings import ServeSettings
 
 LANGUAGES = ("de", "en", "es", "fr", "ko")
 

@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI
 
 from dragoman.api.app import build_app
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 from dragoman.web.sampler import Sampler
 from tests.fakes import FakeTranslator, factory_for
 from tests.unit.api.conftest import engine_ready

@@ -15,7 +15,7 @@ from pydantic import BaseModel, SecretStr
 
 from dragoman.deploy.groups import model_groups as groups_of
 from dragoman.service.cache_store import has_password
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 DATA_DIR = "/var/lib/dragoman"
 # Serve fields the manifests set themselves, or that cannot travel as a plain variable.

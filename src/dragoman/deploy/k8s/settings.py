@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from dragoman import __version__
 from dragoman.deploy.k8s.groups import STORE_URLS
 from dragoman.service.cache_store import has_password
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 
 class K8sSettings(ServeSettings):

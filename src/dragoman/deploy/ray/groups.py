@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dragoman.deploy import groups
 from dragoman.host import Host
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dragoman.engine.protocol import (
     Translator,
 )
 from dragoman.errors import ModelNotFound
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 log = logging.getLogger(__name__)
 

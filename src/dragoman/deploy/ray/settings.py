@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from dragoman import __version__
-from dragoman.settings import ServeSettings
+from dragoman.service.settings import ServeSettings
 
 
 class RaySettings(ServeSettings):
