@@ -28,10 +28,12 @@ from lxml import etree
 
 from dragoman.errors import InvalidRequest
 from dragoman.text.letters import unused_private_char
-from dragoman.text.markup import _parts, _void
 from dragoman.text.markup._ends import copy_tree, html_trail, xml_trail
 from dragoman.text.markup._extract import Attribute, Extractor, Run, held_text
+from dragoman.text.markup._parts import restore as restore_parts
+from dragoman.text.markup._parts import stand_in
 from dragoman.text.markup._quotes import check_open_quote
+from dragoman.text.markup._void import drop_ends, end_mark, mark_ends, may_hold, self_close
 from dragoman.text.markup.markers import (
     Content,
     Token,
@@ -149,10 +151,10 @@ class Markup:
             repairs += [f"unit {i}: {p}" for p in problems]
             _replace(nodes, slot, content, self._literal)
         if self._void_mark:
-            _void.mark_ends(top, self._void_mark)
+            mark_ends(top, self._void_mark)
         out = _serialize(root, self._kind)
         if self._void_mark:
-            out = _void.drop_ends(out, self._void_mark)
+            out = drop_ends(out, self._void_mark)
         out = _put_back(out, *self._raw)
         return self._declaration + out + self._trail, repairs
 
@@ -174,7 +176,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
         head = None  # XML sent as HTML: a fragment, as it always was
     plain, parts = source, ""
     if not head:
-        source, parts = _parts.stand_in(source)
+        source, parts = stand_in(source)
     source, voids = _prepare(source)
     # What comes before a document's DOCTYPE or <html> (a byte order mark, spaces, comments) is
     # never translated and is written back as sent: lxml would drop the mark and write the
@@ -193,7 +195,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
             # swallow them
             root = etree.fromstring(f"<html><body>{source}", parser).find("body")
             kind = "html-fragment"
-            if root is not None and not _parts.restore(root, parts):
+            if root is not None and not restore_parts(root, parts):
                 # a stand-in's name read as text (a script's `<!--<script>`): none is used
                 source, voids = _prepare(plain)
                 parser = etree.HTMLParser(no_network=True)
@@ -209,7 +211,7 @@ def parse_html(text: str, ignore_tags: Collection[str] = ()) -> Markup:
     top = root.getroot() if isinstance(root, etree._ElementTree) else root
     trail = html_trail(source, top) if head else ""
     raw = _set_aside(root, source)
-    mark = _void.end_mark(top, source + held_text(top)) if voids else ""
+    mark = end_mark(top, source + held_text(top)) if voids else ""
     extractor = Extractor(
         xml=False, ignore=ignore, index={}, marked=_MAY_MARK.search(source) is not None
     )
@@ -220,8 +222,8 @@ def _prepare(source: str) -> tuple[str, bool]:
     """`source` as libxml2 is given it (`_early_ends`, `_void`), and whether it may hold a
     void element libxml2 does not know."""
     source = _early_ends(source)
-    voids = _void.may_hold(source)
-    return (_void.self_close(source) if voids else source), voids
+    voids = may_hold(source)
+    return (self_close(source) if voids else source), voids
 
 
 def _early_ends(source: str) -> str:
