@@ -79,7 +79,13 @@ def test_a_fresh_server_answers_from_the_store_without_the_engine(
     finally:
         second.stop()
     assert again["text"] == item["text"]
-    assert again["finish_reason"] == "stop" and again["output_tokens"] == 0
+    # A hit reports the usage the miss did: the answer does not tell a caller that another
+    # one translated the same text (the engine's own counter shows that no work was done).
+    assert again["finish_reason"] == "stop"
+    assert (again["input_tokens"], again["output_tokens"]) == (
+        item["input_tokens"],
+        item["output_tokens"],
+    )
     assert sample(after, ENGINE) == sample(before, ENGINE)  # no engine work
     assert sample(after, 'dragoman_cache_hits_total{level="shared"}') == 1
     assert sample(after, "dragoman_cache_store_errors_total") == 0
