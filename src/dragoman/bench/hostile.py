@@ -221,7 +221,7 @@ async def measure_health(
 def below_the_cut(requests: int = 400) -> list[dict[str, Any]]:
     """Requests of the most text that is still worked on the event loop (plain prose: the
     costliest text per character)."""
-    from dragoman.service.translation import CUT_IN_THREAD
+    from dragoman.service.textwork import CUT_IN_THREAD
 
     body = {"text": plain(CUT_IN_THREAD), "source_lang": "en", "target_lang": "fr"}
     return [body] * requests

@@ -20,6 +20,7 @@ from dragoman.engine.prompts import InContext
 from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
 from dragoman.service.cache_store import SharedStore
+from dragoman.service.settings import ServeSettings
 
 # Bump when prompts change what a model answers, or what an entry holds: cached translations
 # of the old prompt go. 3: an entry holds its tokens (`pack`).
@@ -140,3 +141,18 @@ def as_hit(entry: str) -> Translation:
         raise ValueError("not a cache entry")
     given, made = usage.split(" ")
     return Translation(text, "stop", int(given), int(made), 0.0, 0.0, cached=True)
+
+
+def settings_salt(settings: ServeSettings) -> str:
+    """The settings that change what is answered for the same prompt: decoding, the replies'
+    check, the architecture (an echo server given a fleet's store wrote its echoes under the
+    real model's name), and what each served name of `[[models]]` is (an entry given another
+    model or prompt kept its old translations). The weights and dtype are each model's
+    resolved form (`TranslationService.key_of`), not these settings: `host` means another form
+    on another host."""
+    models = ";".join(f"{m.name}={m.model}/{m.prompt_format()}" for m in settings.models)
+    return (
+        f"{settings.repetition_penalty}|{settings.repeat_window}|{settings.max_output_tokens}|"
+        f"{settings.output_ratio}|{settings.max_model_len}|{settings.retry_invalid}|"
+        f"{settings.architecture}|{models}"
+    )

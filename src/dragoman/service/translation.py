@@ -20,9 +20,8 @@ from typing import TypeVar
 
 from dragoman.detect import Detection, LanguageDetector
 from dragoman.detect import has_language as needs_translation
-from dragoman.engine.prompts import InContext, Insisted, insist_note
+from dragoman.engine.prompts import Insisted, insist_note
 from dragoman.engine.protocol import (
-    FinishReason,
     Quality,
     Terms,
     Translation,
@@ -40,9 +39,9 @@ from dragoman.errors import (
 from dragoman.languages import check_code, check_pair
 from dragoman.metrics import Metrics
 from dragoman.models.catalogue import tier_of
-from dragoman.service import context
+from dragoman.service import context, textwork
 from dragoman.service.admission import Admission, Ticket
-from dragoman.service.cache import TranslationCache, as_hit
+from dragoman.service.cache import TranslationCache, as_hit, settings_salt
 from dragoman.service.cache_store import SharedStore
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
@@ -51,6 +50,8 @@ from dragoman.service.glossary import index_of, missed, terms_in
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.settings import ServeSettings
+from dragoman.service.textwork import each_once
+from dragoman.service.translated import Translated, charge_of, combine, unchanged
 from dragoman.service.validate import Validator, rank
 from dragoman.text.markup import Markup
 
@@ -58,50 +59,20 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CUT_IN_THREAD = 2_000
-"""Characters of a request past which its text work (letters, markup, the cut into units,
-putting the replies back) runs in a thread: a few milliseconds of it on the event loop at
-most. Past it the loop gets the interpreter back at each switch interval, as no step of the
-work holds it long (every pattern is linear; `dragoman bench --hostile`)."""
 
-Job = tuple[Translator, str, str, str, Terms, bytes]
-"""A unit's engine request: the model, the unit as shown (with its neighbours where asked),
-source, target, the glossary's terms it holds, and its cache key."""
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A unit's engine request."""
 
-
-@dataclass(frozen=True)
-class Translated:
-    results: list[Translation]
-    model: str
-    sources: list[str | None]
-    """The language each text was translated from: the given source, or the detected one
-    (None when a text has no letters or its language could not be told)."""
-    detections: list[Detection] | None = None
-    """Per text, when the source was detected."""
-    missed_terms: list[list[str]] | None = None
-    """Per text, with a glossary: source terms whose target term the translation lacks."""
-    quality: Quality | None = None
-    """The tier of `model` (None when no text needed the engine)."""
-    models: list[str | None] | None = None
-    """Per text, the model that translated it (None: it needed none); a list may mix them."""
-    qualities: list[Quality | None] | None = None
-    """Per text, the tier of its model (None: it needed none)."""
-    charged: list[int] | None = None
-    """Per text, the characters its key was charged for it (`charge_of`)."""
-
-
-def charge_of(text: str, units: Iterable[tuple[str, Terms]]) -> int:
-    """What a text costs its key, in characters: its own, and what the prompts of its units
-    sent to the model show beside them (each `(unit as shown, its glossary terms)`): the
-    glossary terms it holds and the neighbouring sentences shown as context, each as often as
-    a prompt shows it. The same whether the cache answers or the engine: the answer's usage
-    does not tell one caller what another translated."""
-    extra = 0
-    for shown, terms in units:
-        extra += sum(len(source) + len(target) for source, target in terms)
-        if isinstance(shown, InContext):
-            extra += len(shown.before) + len(shown.after)
-    return len(text) + extra
+    model: Translator
+    shown: str
+    """The unit as the prompt shows it (with its neighbours where asked)."""
+    source: str
+    target: str
+    terms: Terms
+    """The glossary's terms it holds."""
+    key: bytes
+    """Its cache key (`TranslationService.key_of`)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -109,26 +80,6 @@ def shared_detector(codes: tuple[str, ...]) -> LanguageDetector:
     """One detector per set of languages in the process (loading one takes seconds and
     hundreds of MB): the server loads it once its engine is up."""
     return LanguageDetector(codes)
-
-
-def _cache_salt(settings: ServeSettings) -> str:
-    """The settings that change what is answered for the same prompt: decoding, the replies'
-    check, the architecture (an echo server given a fleet's store wrote its echoes under the
-    real model's name), and what each served name of `[[models]]` is (an entry given another
-    model or prompt kept its old translations). The weights and dtype are each model's
-    resolved form (`TranslationService.key_of`), not these settings: `host` means another form
-    on another host."""
-    models = ";".join(f"{m.name}={m.model}/{m.prompt_format()}" for m in settings.models)
-    return (
-        f"{settings.repetition_penalty}|{settings.repeat_window}|{settings.max_output_tokens}|"
-        f"{settings.output_ratio}|{settings.max_model_len}|{settings.retry_invalid}|"
-        f"{settings.architecture}|{models}"
-    )
-
-
-def unchanged(text: str) -> Translation:
-    """A text returned as it is: no letters, or already in the target language."""
-    return Translation(text, "unchanged", 0, 0, 0.0, 0.0)
 
 
 class TranslationService:
@@ -150,7 +101,7 @@ class TranslationService:
         store = None
         if settings.cache_url:
             store = SharedStore(settings.cache_url, settings.cache_ttl, metrics)
-        salt = _cache_salt(settings)
+        salt = settings_salt(settings)
         self.cache = TranslationCache(settings.cache_mib * 2**20, salt, metrics, store)
         # A model's form when its translator has no plan for it (echo; the Ray ingress, whose
         # engines run elsewhere): the settings as given.
@@ -223,8 +174,7 @@ class TranslationService:
         translator = self._translator()
         self._check(texts, source, target, translator)
         chars = sum(len(t) for t in texts)
-        # A long request's work runs off the event loop, in a thread; a short one's inline.
-        work = _in_thread if chars > CUT_IN_THREAD else _inline
+        size = chars  # a long request's text work runs off the event loop (`textwork`)
         self.limits.check(caller, chars)
         detections = None
         markups: dict[int, Markup] = {}
@@ -241,7 +191,7 @@ class TranslationService:
                     found = {i: parse(t, markup, options.ignore_tags) for i, t in enumerate(texts)}
                     return found, [m.words() for m in found.values()]
 
-                markups, seen = await work(parsed)
+                markups, seen = await textwork.run(size, parsed)
             detections = await self.detect(seen)
             _check_detected(detections, translator.languages)
             sources = [d.language for d in detections]
@@ -253,7 +203,7 @@ class TranslationService:
 
             # A regex pass over each whole text: off the loop for a long request (64 pages of
             # 60 KB held /ready 0.3 s).
-            sources = await work(lettered)
+            sources = await textwork.run(size, lettered)
 
         glossary = options.glossary
         terms = await index_of(glossary) if glossary else None
@@ -268,7 +218,7 @@ class TranslationService:
                 if src is not None and src != target
             }
             # Which units need the engine, decided once (a regex pass per unit).
-            engine = {i: _each_once(needs_translation, p.units) for i, p in plans.items()}
+            engine = {i: each_once(needs_translation, p.units) for i, p in plans.items()}
             # Each unit's request and cache key, computed once here (not on the event loop,
             # between the limits' check and the charge: 50,000 units held it 0.4 s).
             jobs: list[Job] = []
@@ -282,12 +232,12 @@ class TranslationService:
                     if go:
                         found = terms_in(u, terms)
                         key = self.key_of(model, text, src, target, found)
-                        jobs.append((model, text, src, target, found, key))
-                charged[i] = charge_of(texts[i], ((j[1], j[4]) for j in jobs[first:]))
+                        jobs.append(Job(model, text, src, target, found, key))
+                charged[i] = charge_of(texts[i], ((j.shown, j.terms) for j in jobs[first:]))
             return plans, engine, jobs, charged
 
         # A long request is cut off the event loop: 3 MB of short lines took it 5 s.
-        plans, engine, jobs, charged = await work(cut)
+        plans, engine, jobs, charged = await textwork.run(size, cut)
         chars = sum(charged)  # the glossary's terms and the neighbours its prompts show too
         remaining = deadline.remaining()
         if remaining <= 0:
@@ -303,7 +253,7 @@ class TranslationService:
         self.limits.check(caller, chars)
         # A long document holds at most max_items places; its units take turns in them. A
         # request the cache answers whole takes no place: it does no engine work.
-        cached = self.cache.get_all([job[5] for job in jobs]) if jobs else None
+        cached = self.cache.get_all([job.key for job in jobs]) if jobs else None
         held = min(len(jobs), self.settings.max_items)
         ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree, hit or not
@@ -347,7 +297,7 @@ class TranslationService:
 
         # Put back together off the event loop too, as it was cut: 64 pages of 60 KB held
         # /ready 1.8 s while their markup was rebuilt.
-        await work(assemble)
+        await textwork.run(size, assemble)
         self.metrics.input_tokens.inc(engine_tokens[0])
         self.metrics.output_tokens.inc(engine_tokens[1])
         for r in results:
@@ -362,7 +312,7 @@ class TranslationService:
             if any(engine[i]):
                 src = sources[i] or ""
                 models[i] = _engine(translator, src, target, quality).model_for(src, target)
-        answering = jobs[0][0] if jobs else translator
+        answering = jobs[0].model if jobs else translator
         model = answering.model_for(next((s for s in sources if s), target), target)
         tier = self._tier(translator, model) if jobs else None
         tiers = [None if m is None else self._tier(translator, m) for m in models]
@@ -391,33 +341,27 @@ class TranslationService:
         form = plan.form if plan is not None else self._unplanned
         return self.cache.key(model, source, target, text, terms, form)
 
-    async def _unit(
-        self,
-        translator: Translator,
-        text: str,
-        source: str,
-        target: str,
-        terms: Terms,
-        key: bytes,
-        deadline: Deadline,
-    ) -> Translation:
-        """One unit (`key`: its `key_of`): from the local cache, else shared with any identical
-        one in flight: one lookup in the shared store and, on its miss, one engine request. A
-        unit that joins one in flight counts as coalesced, not as a shared lookup (it made
-        none: fifty identical units asked the store fifty times before they merged)."""
-        hit = self.cache.get(key)
+    async def _unit(self, job: Job, deadline: Deadline) -> Translation:
+        """One unit: from the local cache, else shared with any identical one in flight: one
+        lookup in the shared store and, on its miss, one engine request. A unit that joins one
+        in flight counts as coalesced, not as a shared lookup (it made none: fifty identical
+        units asked the store fifty times before they merged)."""
+        hit = self.cache.get(job.key)
         if hit is not None:
             return hit
 
         async def stored_or_checked() -> Translation:
             """The shared store's translation, where there is one, else the engine's."""
-            stored = await self.cache.fetch(key)
+            stored = await self.cache.fetch(job.key)
             if stored is not None:
                 return stored
-            return await self._checked(translator, text, source, target, terms, deadline, key)
+            j = job
+            return await self._checked(
+                j.model, j.shown, j.source, j.target, j.terms, deadline, j.key
+            )
 
         # The same unit, model, pair, terms and neighbours.
-        result: Translation = await self._coalescer.run(key, stored_or_checked)
+        result: Translation = await self._coalescer.run(job.key, stored_or_checked)
         return result
 
     async def _checked(
@@ -481,7 +425,7 @@ class TranslationService:
             nonlocal failed
             for i, job in todo:
                 try:
-                    results[i] = await self._unit(*job, deadline)
+                    results[i] = await self._unit(job, deadline)
                 except DragomanError:
                     failed += 1
                     raise
@@ -520,27 +464,6 @@ class TranslationService:
         return [r for r in results if r is not None]
 
 
-def _each_once(fn: Callable[[str], bool], units: list[str]) -> list[bool]:
-    """`fn` of each unit, a repeated unit asked once (a text of one short sentence over and
-    over is thousands of the same unit)."""
-    seen: dict[str, bool] = {}
-    out = []
-    for u in units:
-        found = seen.get(u)
-        if found is None:
-            found = seen[u] = fn(u)
-        out.append(found)
-    return out
-
-
-async def _in_thread(fn: Callable[[], T]) -> T:
-    return await asyncio.to_thread(fn)
-
-
-async def _inline(fn: Callable[[], T]) -> T:
-    return fn()
-
-
 def _engine(
     translator: Translator, source: str, target: str, quality: Quality | None
 ) -> Translator:
@@ -549,25 +472,6 @@ def _engine(
     if is_tiered(translator):
         return translator.choose(source, target, quality)
     return translator
-
-
-def combine(text: str, parts: list[Translation]) -> Translation:
-    """One text's translation from its units': the worst ending, tokens summed, the longest
-    queue and compute time (the units ran concurrently)."""
-    reasons = {p.finish_reason for p in parts}
-    finish: FinishReason = "unchanged"
-    for reason in ("length", "repetition", "stop"):
-        if reason in reasons:
-            finish = reason
-            break
-    return Translation(
-        text,
-        finish,
-        sum(p.input_tokens for p in parts),
-        sum(p.output_tokens for p in parts),
-        max((p.queue_seconds for p in parts), default=0.0),
-        max((p.inference_seconds for p in parts), default=0.0),
-    )
 
 
 def _check_detected(detections: list[Detection], served: Collection[str]) -> None:

@@ -10,7 +10,7 @@ import threading
 import httpx
 import pytest
 
-from dragoman.service import translation
+from dragoman.service import textwork, translation
 from tests.fakes import FakeTranslator
 from tests.unit.api.conftest import wait_for
 
@@ -186,7 +186,7 @@ async def test_a_long_request_is_cut_into_sentences_off_the_event_loop(
     # 3 MB of short lines held the loop 5 s while they were cut (/ready unanswered).
     threads = threads_calling(monkeypatch, "plan")
     long = "".join(f"Line {i}.\n" for i in range(3_000))
-    assert len(long) > translation.CUT_IN_THREAD
+    assert len(long) > textwork.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
         assert (await c.post("/v1/translate", json=body("A short one."))).status_code == 200
         assert (await c.post("/v1/translate", json=body(long))).status_code == 200
@@ -201,7 +201,7 @@ async def test_a_long_page_to_detect_is_parsed_off_the_event_loop(
     # 60 KB held /ready 3.4 s (a given source parses them in the plan, off the loop).
     threads = threads_calling(monkeypatch, "parse")
     page = "".join(f"<p>Ceci est la phrase {i} d'une longue page.</p>" for i in range(600))
-    assert len(page) > translation.CUT_IN_THREAD
+    assert len(page) > textwork.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
         for text in ("<p>Une phrase courte.</p>", page):
             r = await c.post(
@@ -229,7 +229,7 @@ async def test_a_long_request_is_checked_and_put_back_together_off_the_event_loo
     monkeypatch.setattr(translation, "needs_translation", check)
     combined = threads_calling(monkeypatch, "combine")
     long = "".join(f"<p>Line {i}.</p>" for i in range(2_000))
-    assert len(long) > translation.CUT_IN_THREAD
+    assert len(long) > textwork.CUT_IN_THREAD
     async with serve(max_text_chars=100_000) as (_app, c):
         for text in ("<p>A short one.</p>", long):
             r = await c.post("/v1/translate", json=body(text, format="html"))
@@ -256,7 +256,7 @@ async def test_a_long_requests_jobs_and_cache_keys_are_made_off_the_event_loop(
 
     monkeypatch.setattr(translation.TranslationService, "key_of", key_of)
     long = "".join(f"<p>Line {i}.</p>" for i in range(2_000))
-    assert len(long) > translation.CUT_IN_THREAD
+    assert len(long) > textwork.CUT_IN_THREAD
     glossary = {"Line": "Ligne"}
     async with serve(max_text_chars=100_000, sentence_context="both") as (_app, c):
         r = await c.post("/v1/translate", json=body("<p>A short one.</p>", format="html"))

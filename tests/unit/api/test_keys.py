@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from dragoman.service import keys, translation
+from dragoman.service import keys, textwork
 from dragoman.service.keys import add_key
 
 BODY = {"text": "hello", "source_lang": "en", "target_lang": "fr"}
@@ -136,7 +136,7 @@ LONG = "".join(f"Line {i}.\n" for i in range(2_500))
 async def test_concurrent_requests_keep_the_limits(  # type: ignore[no-untyped-def]
     serve, tmp_path: Path, text: str, source: str, hits: int
 ) -> None:
-    assert text != LONG or len(text) > translation.CUT_IN_THREAD
+    assert text != LONG or len(text) > textwork.CUT_IN_THREAD
     path = tmp_path / "keys"
     key = add_key(path, "alice")
     body = {"text": text, "source_lang": source, "target_lang": "fr"}

@@ -12,7 +12,8 @@ from dragoman.service.documents import TextOptions
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.settings import ServeSettings
-from dragoman.service.translation import Translated, TranslationService
+from dragoman.service.translated import Translated
+from dragoman.service.translation import TranslationService
 from tests.fakes import FakeTranslator
 
 FRENCH = "<p>Bonjour tout le monde, comment allez-vous?</p>"
