@@ -134,7 +134,7 @@ def cmd_info(args: list[str]) -> None:
     from dataclasses import replace
 
     from dragoman.engine.choice import resolve_architecture
-    from dragoman.engine.plan import Choice
+    from dragoman.engine.host_defaults import Choice
     from dragoman.engine.vllm_engine import engine_plan, loaded_model_path
     from dragoman.host import detect
     from dragoman.info import InfoSettings, render, report

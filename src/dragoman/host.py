@@ -1,7 +1,7 @@
 """What this machine is: CPU model, ISA flags, cores, memory, accelerator, allocator.
 
 Detected once, here, and nowhere else (STYLE rule 12): the engine's host defaults
-(`engine/plan.py`), `dragoman info`, the benchmarks' labels and model preparation all read
+(`engine/host_defaults.py`), `dragoman info`, the benchmarks' labels and model preparation all read
 this. CPUs differ between otherwise identical machines (AVX-512 with native bf16 on some, AVX2
 only on others), and the right engine settings differ with them.
 """

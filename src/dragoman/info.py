@@ -10,7 +10,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from dragoman import __version__
-from dragoman.engine.plan import EnginePlan
+from dragoman.engine.host_defaults import EnginePlan
 from dragoman.host import Host
 from dragoman.settings import EngineSettings
 

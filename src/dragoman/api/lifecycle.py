@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Literal
 
-from dragoman.engine.plan import EnginePlan
+from dragoman.engine.host_defaults import EnginePlan
 from dragoman.engine.protocol import Translator
 from dragoman.errors import EngineDead, EngineNotReady
 

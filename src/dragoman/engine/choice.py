@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from dragoman.engine.plan import Choice, choose_engine
+from dragoman.engine.host_defaults import Choice, choose_engine
 from dragoman.errors import DragomanError
 
 if TYPE_CHECKING:

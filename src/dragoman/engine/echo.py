@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
-from dragoman.engine.plan import EnginePlan
+from dragoman.engine.host_defaults import EnginePlan
 from dragoman.engine.protocol import (
     ChatChunk,
     ChatFinish,

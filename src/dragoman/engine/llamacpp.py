@@ -38,8 +38,8 @@ from dragoman.engine._llamacpp_process import (
 )
 from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
 from dragoman.engine.guard import RepetitionGuard, guard_for
+from dragoman.engine.host_defaults import Choice, EnginePlan, choose_threads, kv_bytes_per_token
 from dragoman.engine.hygiene import clean_output
-from dragoman.engine.plan import Choice, EnginePlan, choose_threads, kv_bytes_per_token
 from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, PromptBuilder, PromptFormat
 from dragoman.engine.protocol import ChatChunk, ChatParams, FinishReason, Terms, Translation
 from dragoman.errors import DragomanError, EngineDead, EngineFailed

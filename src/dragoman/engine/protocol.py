@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypeGuard, runtime_checkable
 
 if TYPE_CHECKING:
-    from dragoman.engine.plan import EnginePlan
+    from dragoman.engine.host_defaults import EnginePlan
 
 Terms = tuple[tuple[str, str], ...]
 """Glossary pairs for one text: (source term, target term)."""

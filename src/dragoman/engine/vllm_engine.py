@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dragoman.engine.guard import RepetitionGuard, guard_for
+from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.hygiene import clean_output
-from dragoman.engine.plan import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.prompts import (
     RETRY_TEMPERATURE,
     Insisted,

@@ -15,8 +15,8 @@ from redis import Redis
 
 from dragoman.bench.servers import free_port
 from dragoman.bench.store import Store
+from dragoman.engine.host_defaults import EnginePlan, plan_engine
 from dragoman.engine.llamacpp import plan_llamacpp
-from dragoman.engine.plan import EnginePlan, plan_engine
 from dragoman.host import Host
 from dragoman.service.settings import ServeSettings
 from dragoman.settings import EngineSettings

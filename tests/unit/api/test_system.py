@@ -98,7 +98,7 @@ async def test_info_names_a_loaded_model_whose_files_were_removed_since(
 ) -> None:  # type: ignore[no-untyped-def]
     """/v1/info checked each vLLM engine's prepared model again at every call: once a `model
     prepare --force` had removed it under a running server, /v1/info was a 500."""
-    from dragoman.engine.plan import plan_engine
+    from dragoman.engine.host_defaults import plan_engine
     from dragoman.host import Host
     from dragoman.settings import EngineSettings
 

@@ -208,7 +208,7 @@ def test_model_prepare_makes_the_llama_cpp_gguf_only_where_llama_cpp_serves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dragoman.engine import choice
-    from dragoman.engine.plan import Choice
+    from dragoman.engine.host_defaults import Choice
     from dragoman.models import cli
     from dragoman.settings import ModelSettings
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from dragoman.deploy.ray.groups import ModelGroup
 from dragoman.deploy.ray.retry import ModelUnavailable, RetryPolicy, with_retries
-from dragoman.engine.plan import EnginePlan
+from dragoman.engine.host_defaults import EnginePlan
 from dragoman.engine.protocol import ChatChunk, ChatParams, Terms, Translation
 from dragoman.errors import ModelNotFound, UnsupportedLanguage
 

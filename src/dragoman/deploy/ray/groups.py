@@ -58,7 +58,7 @@ def replica_resources(
     """What Ray reserves for one model replica: explicit values win; else the CPUs the engine
     plan binds its threads to on this host, and a GPU share equal to the engine's memory
     share. Ray's resources are logical: they decide placement, not what a process may use."""
-    from dragoman.engine.plan import choose_threads
+    from dragoman.engine.host_defaults import choose_threads
 
     if settings.architecture == "echo":
         return ReplicaResources(cpus or 0.5, gpus or 0.0, "echo: no engine, half a CPU")

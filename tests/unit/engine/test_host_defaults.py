@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dragoman.engine.plan import Choice, choose_engine, plan_engine
+from dragoman.engine.host_defaults import Choice, choose_engine, plan_engine
 from dragoman.errors import ConfigError
 from dragoman.host import Host
 from dragoman.settings import EngineSettings

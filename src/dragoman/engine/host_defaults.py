@@ -1,4 +1,5 @@
-"""Engine settings chosen for the host they run on, each with the reason it was chosen.
+"""The host's engine defaults: engine settings chosen for the host they run on, each with the
+reason it was chosen.
 
 Every field of `EngineSettings` that depends on the machine defaults to "host" (or None) and is
 resolved here from `dragoman.host`; an explicit setting always wins and is reported as such.
