@@ -192,7 +192,6 @@ def patterns_of(modules: Iterable[ModuleType]) -> dict[str, re.Pattern[str]]:
 
 
 _ANCHORED = frozenset({"match", "fullmatch"})
-_CALLS = _ANCHORED | {"search", "sub", "subn", "split", "findall", "finditer"}
 
 
 def anchored_names(module: ModuleType) -> frozenset[str]:
@@ -206,25 +205,17 @@ def anchored_names(module: ModuleType) -> frozenset[str]:
         tree = ast.parse(inspect.getsource(module))
     except (OSError, TypeError):
         return frozenset()
-    anchored: set[str] = set()
-    other: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.attr in _ANCHORED:
-                anchored.add(node.value.id)
-            elif node.attr in _CALLS or node.attr == "pattern":
-                other.add(node.value.id)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-    # A name read other than as `NAME.match(...)` is in `other` through its bare loads too,
-    # but `NAME.match` itself loads NAME: count only loads that are not such a call's base.
-    bases = {
-        id(node.value)
+    # Every load of a name counts as a search but where it is the base of `NAME.match` (or
+    # `.fullmatch`): a name with any other load is searched somewhere.
+    calls = [
+        node
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and node.attr in _ANCHORED
-    }
+    ]
+    anchored = {node.value.id for node in calls}  # type: ignore[attr-defined]
+    bases = {id(node.value) for node in calls}
     loose = {
         node.id
         for node in ast.walk(tree)

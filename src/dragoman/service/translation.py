@@ -355,9 +355,8 @@ class TranslationService:
             stored = await self.cache.fetch(job.key)
             if stored is not None:
                 return stored
-            j = job
             return await self._checked(
-                j.model, j.shown, j.source, j.target, j.terms, deadline, j.key
+                job.model, job.shown, job.source, job.target, job.terms, deadline, job.key
             )
 
         # The same unit, model, pair, terms and neighbours.
