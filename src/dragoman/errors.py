@@ -185,3 +185,30 @@ class HeadersTooLarge(Rejected):
 class JsonTooDeep(Rejected):
     status_code = 400
     code = "json_too_deep"
+
+
+class UnsupportedFormat(DragomanError):
+    """A file whose kind no reader handles (the message names the supported ones)."""
+
+    status_code = 415
+    code = "unsupported_format"
+
+
+class BadFile(DragomanError):
+    """A file that cannot be read as what it claims to be: corrupt, truncated, encrypted,
+    empty, an archive past its bounds, XML with entities."""
+
+    status_code = 400
+    code = "bad_file"
+
+
+class FileTooLarge(DragomanError):
+    status_code = 413
+    code = "file_too_large"
+
+
+class JobNotFound(DragomanError):
+    """No document job by that id (or not the caller's, or expired)."""
+
+    status_code = 404
+    code = "document_not_found"

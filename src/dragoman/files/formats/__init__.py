@@ -1,0 +1,1 @@
+"""One module per format, each defining its `FORMAT` (listed in `files.registry`)."""
