@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 rest = _take_config(args[len(words) :])
                 if os.environ.get("DRAGOMAN_CONFIG"):
+                    import dragoman.bench.settings  # noqa: F401 (the lab's commands' too)
                     from dragoman.all_settings import load_all
 
                     load_all()  # the file's keys are checked against every command's

@@ -113,6 +113,7 @@ def test_a_config_file_key_no_command_has_is_refused_naming_the_likely_one(
         ServeSettings()
     # one file for several commands: a key of another command is fine, once every command's
     # settings are loaded (as the CLI does before reading a config file)
+    import dragoman.bench.settings  # noqa: F401 (as the CLI's dispatch registers the lab's)
     from dragoman.all_settings import load_all
 
     load_all()
