@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from starlette.types import Scope
 
 from dragoman.errors import DragomanError, EngineDead, Rejected
@@ -184,10 +185,26 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     return shaped(request.url.path, 422, code, message)
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path: Starlette's 405 names only the
+    methods of the first route that matched the path (GET of a path whose DELETE is another
+    route)."""
+    methods = {
+        method
+        for route in request.app.router.routes
+        if isinstance(route, Route) and route.matches(request.scope)[0] is not Match.NONE
+        for method in route.methods or ()
+    }
+    return ", ".join(sorted(methods))
+
+
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return shaped(request.url.path, exc.status_code, code, str(exc.detail), exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+    return shaped(request.url.path, exc.status_code, code, str(exc.detail), headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
