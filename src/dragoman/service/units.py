@@ -1,0 +1,178 @@
+"""A request's units in the engine: each from the local cache, else joined to an identical
+one in flight, else from the shared store, else one engine request whose reply is checked (and
+asked again once, naming what failed); all of a request's units concurrently, within its
+admitted places and its deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dragoman.detect import LanguageDetector
+from dragoman.engine.prompts import Insisted, insist_note
+from dragoman.engine.protocol import Terms, Translation, Translator, charged_both
+from dragoman.errors import DeadlineExceeded, DragomanError
+from dragoman.metrics import Metrics
+from dragoman.service import context
+from dragoman.service.admission import Ticket
+from dragoman.service.cache import TranslationCache
+from dragoman.service.coalesce import Coalescer
+from dragoman.service.deadline import Deadline
+from dragoman.service.validate import Validator, rank
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A unit's engine request."""
+
+    model: Translator
+    shown: str
+    """The unit as the prompt shows it (with its neighbours where asked)."""
+    source: str
+    target: str
+    terms: Terms
+    """The glossary's terms it holds."""
+    key: bytes
+    """Its cache key (`TranslationService.key_of`)."""
+
+
+class Units:
+    """Runs units in the engine for the translation service (which cuts and admits them)."""
+
+    def __init__(
+        self,
+        cache: TranslationCache,
+        metrics: Metrics,
+        retry_invalid: bool,
+        detector: Callable[[], LanguageDetector],
+    ) -> None:
+        self.cache = cache
+        self.metrics = metrics
+        self.retry_invalid = retry_invalid
+        self._detector = detector
+        self._coalescer: Coalescer[Translation] = Coalescer(metrics.coalesced.inc)
+
+    async def unit(self, job: Job, deadline: Deadline) -> Translation:
+        """One unit: from the local cache, else shared with any identical one in flight: one
+        lookup in the shared store and, on its miss, one engine request. A unit that joins one
+        in flight counts as coalesced, not as a shared lookup (it made none: fifty identical
+        units asked the store fifty times before they merged)."""
+        hit = self.cache.get(job.key)
+        if hit is not None:
+            return hit
+
+        async def stored_or_checked() -> Translation:
+            """The shared store's translation, where there is one, else the engine's."""
+            stored = await self.cache.fetch(job.key)
+            if stored is not None:
+                return stored
+            return await self._checked(
+                job.model, job.shown, job.source, job.target, job.terms, deadline, job.key
+            )
+
+        # The same unit, model, pair, terms and neighbours.
+        result: Translation = await self._coalescer.run(job.key, stored_or_checked)
+        return result
+
+    async def _checked(
+        self,
+        translator: Translator,
+        text: str,
+        source: str,
+        target: str,
+        terms: Terms,
+        deadline: Deadline,
+        key: bytes,
+    ) -> Translation:
+        """One unit's engine request, checked; a failed reply is asked again once, with an
+        instruction naming what failed, within the unit's admitted place and the deadline.
+        Cached (once for every request that joined it) when the check had its say: a reply
+        that passed, or the better of two that both failed (greedy, then seeded: asked again
+        they come back the same, two engine requests for the same answer each time). Not one
+        kept only because the deadline left no time to ask again: one client's short deadline
+        would have fixed a failing reply for every later request (for a week from a shared
+        store)."""
+        first = await context.translate(translator, text, source, target, terms)
+        if not self.retry_invalid:
+            self.cache.put(key, first)
+            return first
+        validator = Validator(self._detector())
+        failure = await asyncio.to_thread(validator.check, text, first.text, target, source)
+        if failure is None:
+            self.cache.put(key, first)
+            return first
+        # A second reply takes about as long as the first: no time for it, keep the first.
+        if deadline.remaining() < 2 * first.inference_seconds:
+            self.metrics.validation_retries.labels(failure, "skipped").inc()
+            return first
+        again = Insisted(str(text), insist_note(text, target, failure))
+        second = await translator.translate(again, source, target, terms)
+        failed = await asyncio.to_thread(
+            validator.check, text, second.text, target, source, (failure, again.note)
+        )
+        outcome = "fixed" if failed is None else "failed"
+        self.metrics.validation_retries.labels(failure, outcome).inc()
+        log.info("reply failed its check (%s): asked again, %s", failure, outcome)
+        best = charged_both(second if rank(failed) < rank(failure) else first, first, second)
+        self.cache.put(key, best)  # a hit reports both requests' tokens too
+        return best
+
+    async def fan_out(
+        self,
+        jobs: list[Job],
+        ticket: Ticket,
+        held: int,
+        deadline: Deadline,
+    ) -> list[Translation]:
+        """Every job concurrently, at most `held` (the admitted places) at a time: `held`
+        workers take them in order (a task per unit made 100,000 for a list of short lines,
+        run a step each before the loop answered anything else: /ready waited 3 s)."""
+        results: list[Translation | None] = [None] * len(jobs)
+        todo = iter(enumerate(jobs))
+        failed = 0
+
+        async def worker() -> None:
+            nonlocal failed
+            for i, job in todo:
+                try:
+                    results[i] = await self.unit(job, deadline)
+                except DragomanError:
+                    failed += 1
+                    raise
+                await asyncio.sleep(0)  # a run of cache hits lets the loop serve others
+            ticket.done_one()  # nothing left to take the place: it frees
+
+        def aborted() -> int:
+            return sum(r is None for r in results) - failed
+
+        complete = False
+        ticket.waiting_in(asyncio.current_task())
+        try:
+            async with asyncio.timeout(deadline.remaining()):
+                # A TaskGroup cancels (so aborts in the engine) the other units as soon as one
+                # fails, when the deadline passes, or when the client leaves.
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        for _ in range(held):
+                            group.create_task(worker())
+                except* DragomanError as eg:
+                    raise eg.exceptions[0] from None
+            complete = True
+        except TimeoutError:
+            self.metrics.expired.inc()
+            log.warning("deadline of %g s passed: %d units aborted", deadline.seconds, aborted())
+            raise DeadlineExceeded(
+                f"the request's deadline of {deadline.seconds:g} s passed; its unfinished texts "
+                f"were aborted ({aborted()} of {len(jobs)})"
+            ) from None
+        except asyncio.CancelledError as cancelled:
+            raise ticket.aborted_by(cancelled) from None  # the server stopped; else re-raised
+        finally:
+            ticket.waiting_in(None)
+            if not complete:
+                self.metrics.aborted.inc(aborted())
+        return [r for r in results if r is not None]
