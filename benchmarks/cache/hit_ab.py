@@ -8,8 +8,11 @@ each one's absolute p50 is only as good as the host was during the run.
 
     git worktree add /tmp/before <commit>
     python benchmarks/cache/hit_ab.py /tmp/before/src src OUT [--rounds 20] [--block 200]
+        [--route]
 
-Writes OUT/hit-ab.json and OUT/hit-ab.md. Traffic goes to 127.0.0.1 only.
+`--route` puts each tree's own `dragoman route` in front of its server and sends the requests
+there: the proxy's cost and the hit's together. Writes OUT/hit-ab.json and OUT/hit-ab.md (with
+`--route`: OUT/route-hit-ab.*). Traffic goes to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -36,9 +39,15 @@ BODY = {
 }
 
 
-def start(src: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "dragoman", "serve", "--architecture", "echo"]
-    cmd += ["--languages", "en,fr", "--echo-delay", "0", "--log-level", "warning"]
+def start(src: Path, port: int, log: Path, backend: int | None = None) -> subprocess.Popen[bytes]:
+    """A `dragoman serve` on the echo engine; with `backend`, a `dragoman route` in front of
+    the server on that port."""
+    if backend is None:
+        cmd = [sys.executable, "-m", "dragoman", "serve", "--architecture", "echo"]
+        cmd += ["--languages", "en,fr", "--echo-delay", "0", "--log-level", "warning"]
+    else:
+        cmd = [sys.executable, "-m", "dragoman", "route"]
+        cmd += ["--backend-urls", f"http://127.0.0.1:{backend}"]
     cmd += ["--host", "127.0.0.1", "--port", str(port)]
     env = {**os.environ, "PYTHONPATH": str(src.resolve())}
     with log.open("wb") as out:
@@ -61,14 +70,22 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run(a: Path, b: Path, out: Path, rounds: int, block: int) -> dict[str, object]:
+async def run(
+    a: Path, b: Path, out: Path, rounds: int, block: int, route: bool = False
+) -> dict[str, object]:
     names = {"A": a, "B": b}
     ports = {k: free_port() for k in names}
     procs = {k: start(src, ports[k], out / f"serve-{k}.log") for k, src in names.items()}
+    front = dict(ports)
     times: dict[str, list[float]] = {"A": [], "B": []}
     try:
-        clients = {k: httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}") for k, p in ports.items()}
-        for c in clients.values():
+        if route:
+            for k, src in names.items():
+                front[k] = free_port()
+                procs[f"route-{k}"] = start(src, front[k], out / f"route-{k}.log", ports[k])
+        direct = {k: httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}") for k, p in ports.items()}
+        clients = {k: httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}") for k, p in front.items()}
+        for c in [*direct.values(), *clients.values()]:
             await ready(c, time.monotonic() + 120)
             (await c.post("/v1/translate", json=BODY)).raise_for_status()  # now cached
         for r in range(rounds):
@@ -79,13 +96,15 @@ async def run(a: Path, b: Path, out: Path, rounds: int, block: int) -> dict[str,
                     (await c.post("/v1/translate", json=BODY)).raise_for_status()
                     times[k].append(time.perf_counter() - started)
         hits = {}
-        for k, c in clients.items():
+        for k, c in direct.items():  # the server's own count (the route has its own metrics)
             metrics = (await c.get("/metrics")).text
             hits[k] = sum(
                 float(line.split()[-1])
                 for line in metrics.splitlines()
                 if line.startswith('dragoman_cache_hits_total{level="local"} ')
             )
+            await c.aclose()
+        for c in clients.values():
             await c.aclose()
     finally:
         for p in procs.values():
@@ -109,6 +128,7 @@ async def run(a: Path, b: Path, out: Path, rounds: int, block: int) -> dict[str,
         "host": host.as_dict(),
         "rounds": rounds,
         "block": block,
+        "route": route,
         "runs": summary,
         "ratio_p50_b_over_a": statistics.median(times["B"]) / statistics.median(times["A"]),
     }
@@ -118,7 +138,8 @@ def markdown(result: dict[str, object]) -> str:
     runs: dict[str, dict[str, float]] = result["runs"]  # type: ignore[assignment]
     lines = [
         f"Host: {result['machine']}; {result['rounds']} rounds of {result['block']} requests "
-        "to each server, in turns.",
+        f"to each {'route (in front of its server)' if result.get('route') else 'server'}, "
+        "in turns.",
         "",
         "| server | source | requests | hits | p10 ms | p50 ms | p90 ms |",
         "|---|---|---|---|---|---|---|",
@@ -140,11 +161,13 @@ def main() -> None:
     p.add_argument("out", type=Path)
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--block", type=int, default=200)
+    p.add_argument("--route", action="store_true", help="through each tree's dragoman route")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    result = asyncio.run(run(args.a, args.b, args.out, args.rounds, args.block))
-    (args.out / "hit-ab.json").write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / "hit-ab.md").write_text(markdown(result))
+    result = asyncio.run(run(args.a, args.b, args.out, args.rounds, args.block, args.route))
+    name = "route-hit-ab" if args.route else "hit-ab"
+    (args.out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / f"{name}.md").write_text(markdown(result))
     print(markdown(result))
 
 
