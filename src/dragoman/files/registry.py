@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import text
+from dragoman.files.formats import docx, text
 
-FORMATS: tuple[FileFormat, ...] = (text.FORMAT,)
+FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT)
 
 
 def formats() -> list[FileFormat]:
