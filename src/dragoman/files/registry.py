@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, text
+from dragoman.files.formats import docx, pptx, text
 
-FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT)
+FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT, pptx.FORMAT)
 
 
 def formats() -> list[FileFormat]:
