@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, pptx, text
+from dragoman.files.formats import docx, pptx, text, xlsx
 
-FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT, pptx.FORMAT)
+FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT, pptx.FORMAT, xlsx.FORMAT)
 
 
 def formats() -> list[FileFormat]:
