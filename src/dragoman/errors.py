@@ -212,3 +212,25 @@ class JobNotFound(DragomanError):
 
     status_code = 404
     code = "document_not_found"
+
+
+class JobNotReady(DragomanError):
+    """A document job's result asked for before it is done (or after it failed)."""
+
+    status_code = 409
+    code = "document_not_ready"
+
+
+class JobStoreFull(Rejected):
+    """The document store holds as many jobs or bytes as it may: a new upload waits until
+    finished ones expire."""
+
+    status_code = 503
+    code = "document_store_full"
+
+
+class JobStoreFailed(DragomanError):
+    """The document store (--documents-url) did not answer in time, or failed."""
+
+    status_code = 503
+    code = "document_store_failed"

@@ -19,8 +19,12 @@ from dragoman.api.hosts import AllowedHosts
 from dragoman.api.libretranslate import router as libretranslate
 from dragoman.api.lifecycle import EngineHost, TranslatorFactory
 from dragoman.api.openai import router as openai
+from dragoman.api.translate import documents
 from dragoman.api.translate import router as translate
+from dragoman.api.uploads import FORM_BYTES, UPLOAD_PATHS
 from dragoman.engine.protocol import Translator
+from dragoman.jobs.service import Jobs
+from dragoman.jobs.store import JobStore
 from dragoman.metrics import Metrics, MetricsMiddleware
 from dragoman.service.admission import Admission
 from dragoman.service.generation import GenerationService
@@ -42,6 +46,8 @@ def limits_of(settings: ServeSettings) -> Limits:
         max_body_bytes=settings.max_body_bytes,
         body_timeout=settings.body_timeout,
         max_json_depth=settings.max_json_depth,
+        max_upload_bytes=settings.max_file_bytes + FORM_BYTES,
+        upload_paths=UPLOAD_PATHS,
     )
 
 
@@ -61,6 +67,18 @@ def glossaries_of(settings: ServeSettings, metrics: Metrics) -> Glossaries:
     from dragoman.service.glossary_files import FileGlossaries
 
     return FileGlossaries(settings.glossary_dir or settings.data_dir / "glossaries")
+
+
+def job_store_of(settings: ServeSettings) -> JobStore:
+    """Where document jobs are kept: a folder."""
+    from dragoman.jobs.store import DirStore, default_dir
+
+    return DirStore(
+        settings.documents_dir or default_dir(settings.data_dir),
+        settings.documents_max_jobs,
+        settings.documents_max_bytes,
+        settings.documents_ttl,
+    )
 
 
 def build_app(
@@ -97,10 +115,11 @@ def build_app(
 
     service = TranslationService(host.translator, settings, metrics, admission, limits)
     glossaries = glossaries_of(settings, metrics)
+    jobs = Jobs(service, host.translator, job_store_of(settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host, stats, service, glossaries:
+        async with host, stats, service, glossaries, jobs:
             metrics.watch_engines(host.plans)
             yield
 
@@ -123,6 +142,7 @@ def build_app(
         host.translator, metrics, admission, limits, settings.max_output_tokens
     )
     app.state.service = service
+    app.state.jobs = jobs
     # The last added runs first: metrics see every answer, the edge's refusals included; the
     # edge's ids and input limits hold before routing and parsing.
     app.add_middleware(
@@ -135,6 +155,7 @@ def build_app(
         app.add_middleware(AllowedHosts, hosts=settings.allowed_hosts)
     register_error_handlers(app)
     app.include_router(translate.router)
+    app.include_router(documents.router)
     app.include_router(openai.router)
     app.include_router(libretranslate.router)
     app.include_router(deepl.router)

@@ -24,6 +24,7 @@ from dragoman.errors import (
     BodyTooLarge,
     ClientClosed,
     DragomanError,
+    FileTooLarge,
     HeadersTooLarge,
     InvalidRequest,
     JsonTooDeep,
@@ -55,6 +56,10 @@ class Limits:
     max_body_bytes: int = 4 * 1024 * 1024
     body_timeout: float = 30.0
     max_json_depth: int = 32
+    max_upload_bytes: int = 30 * 2**20 + 64 * 1024
+    """The bound of a POST to one of `upload_paths` (a file and its form), instead of
+    `max_body_bytes`."""
+    upload_paths: frozenset[str] = frozenset()
 
 
 Renderer = Callable[[Scope, DragomanError], Callable[[Scope, Receive, Send], Awaitable[None]]]
@@ -151,8 +156,11 @@ class EdgeMiddleware:
                 f"the request head is {head} bytes; the limit is {lim.max_header_bytes}"
             )
         declared = _content_length(scope)
-        if declared is not None and declared > lim.max_body_bytes:
-            raise BodyTooLarge(_too_large(declared, lim.max_body_bytes))
+        upload = scope["method"] == "POST" and scope["path"] in lim.upload_paths
+        limit = lim.max_upload_bytes if upload else lim.max_body_bytes
+        too_large = _file_too_large if upload else _body_too_large
+        if declared is not None and declared > limit:
+            raise too_large(declared, limit, "")
         if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declared and not _chunked(scope):
             return receive
         chunks: list[bytes] = []
@@ -165,8 +173,8 @@ class EdgeMiddleware:
                         raise ClientClosed("client disconnected while sending its request")
                     chunk = message.get("body", b"")
                     size += len(chunk)
-                    if size > lim.max_body_bytes:
-                        raise BodyTooLarge(_too_large(size, lim.max_body_bytes, "at least "))
+                    if size > limit:
+                        raise too_large(size, limit, "at least ")
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
@@ -258,3 +266,14 @@ def _is_json(scope: Scope) -> bool:
 
 def _too_large(size: int, limit: int, qualifier: str = "") -> str:
     return f"the request body is {qualifier}{size} bytes; the limit is {limit}"
+
+
+def _body_too_large(size: int, limit: int, qualifier: str) -> DragomanError:
+    return BodyTooLarge(_too_large(size, limit, qualifier))
+
+
+def _file_too_large(size: int, limit: int, qualifier: str) -> DragomanError:
+    return FileTooLarge(
+        f"the upload is {qualifier}{size} bytes; a file and its form may be at most {limit} "
+        "(--max-file-bytes)"
+    )

@@ -3,9 +3,11 @@ else: the exception handlers and the edge middleware both answer through `render
 is chosen by path:
 
 - native (`/v1/translate`, `/v1/languages`, system): `{"error": {"code", "message"}}`;
-- LibreTranslate (`/translate`, `/detect`, `/languages`, `/frontend/settings`): `{"error": str}`,
-  400 for bad input and a missing key, 403 for a bad key, 429 "Slowdown: ..." for limits;
-- DeepL (`/v2/...`): `{"message": str}`, 403 for a missing or bad key, 456 for the day quota;
+- LibreTranslate (`/translate`, `/detect`, `/languages`, `/frontend/settings`, `/translate_file`,
+  `/download_file/...`): `{"error": str}`, 400 for bad input (an unsupported file too) and a
+  missing key, 403 for a bad key, 429 "Slowdown: ..." for limits;
+- DeepL (`/v2/...`): `{"message": str}`, 403 for a missing or bad key, 456 for the day quota,
+  400 for an unsupported file, 503 for a document's result asked for too early;
 - OpenAI (`/v1/chat/...`, `/v1/models`): `{"error": {"message", "type", "param", "code"}}`,
   400 for bad input.
 
@@ -36,7 +38,13 @@ _HTTP_CODES = {
     405: "method_not_allowed",
     413: "body_too_large",
 }
-_BAD_INPUT = {"invalid_request", "empty_text", "unsupported_language", "json_too_deep"}
+_BAD_INPUT = {
+    "invalid_request",
+    "empty_text",
+    "unsupported_language",
+    "json_too_deep",
+    "unsupported_format",  # a file no reader handles: 415 on the native surface only
+}
 
 # (status, code, message) -> (status, body)
 Shape = Callable[[int, str, str], tuple[int, Any]]
@@ -61,7 +69,12 @@ def _libretranslate(status: int, code: str, message: str) -> tuple[int, Any]:
     return status, {"error": message}
 
 
-_DEEPL_STATUS = {"missing_api_key": 403, "invalid_api_key": 403, "quota_exceeded": 456}
+_DEEPL_STATUS = {
+    "missing_api_key": 403,
+    "invalid_api_key": 403,
+    "quota_exceeded": 456,
+    "document_not_ready": 503,  # the `deepl` client's DocumentNotReadyException
+}
 
 
 def _deepl(status: int, code: str, message: str) -> tuple[int, Any]:
@@ -108,7 +121,7 @@ def surface_of(path: str) -> str:
         return "deepl"
     if path.startswith(_OPENAI_PREFIXES):
         return "openai"
-    if path.rstrip("/") in LIBRETRANSLATE_PATHS:
+    if path.rstrip("/") in LIBRETRANSLATE_PATHS or path.startswith("/download_file/"):
         return "libretranslate"
     return "native"
 

@@ -150,6 +150,30 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     cache_ttl: int = Field(default=7 * 86400, ge=1)
     """Seconds a translation stays in the shared store (--cache-url)."""
 
+    # -- document jobs: DeepL's /v2/document, /v1/documents, LibreTranslate's /translate_file --
+
+    max_file_bytes: int = Field(default=30 * 2**20, ge=1024)
+    """Largest file a document upload may carry (413 `file_too_large`), checked on the
+    Content-Length and as the body arrives, before it is read whole; on the upload routes
+    only, every other request keeps --max-body-bytes."""
+
+    documents_dir: Path | None = None
+    """Where document jobs are kept: each upload, its result and a small JSON status (default:
+    DATA_DIR/documents, else a temporary folder when that cannot be written). Servers given
+    the same folder answer each other's jobs' status and result."""
+
+    documents_ttl: int = Field(default=3600, ge=1)
+    """Seconds a finished document job (its result, or its error) is kept; then it is removed
+    (404). A job still translating is never removed."""
+
+    documents_max_bytes: int = Field(default=2 * 2**30, ge=1024)
+    """Most bytes of uploads and results kept at once; past it a new upload is refused, 503
+    `document_store_full` with Retry-After, until finished jobs expire."""
+
+    documents_max_jobs: int = Field(default=1000, ge=1)
+    """Most document jobs kept at once, translating or finished; past it a new upload is
+    refused as past --documents-max-bytes."""
+
     architecture: Literal[
         "host", "continuous", "llama-cpp", "multiprocess", "static-batch", "echo"
     ] = "host"
