@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, pptx, text, xlsx
+from dragoman.files.formats import docx, odp, odt, pptx, text, xlsx
 
-FORMATS: tuple[FileFormat, ...] = (text.FORMAT, docx.FORMAT, pptx.FORMAT, xlsx.FORMAT)
+FORMATS: tuple[FileFormat, ...] = (
+    text.FORMAT,
+    docx.FORMAT,
+    pptx.FORMAT,
+    xlsx.FORMAT,
+    odt.FORMAT,
+    odp.FORMAT,
+)
 
 
 def formats() -> list[FileFormat]:
