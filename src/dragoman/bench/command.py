@@ -50,6 +50,13 @@ def _run_bench(s: BenchSettings, console: Console) -> None:
         out = hostile.run_hostile(s.out, host_meta(s), console)
         _save(s, "hostile", out, hostile.markdown(out), console)
         return
+    if s.files:
+        from dragoman.bench import files
+        from dragoman.bench.runner import host_meta
+
+        out = files.run_files(s, host_meta(s), console)
+        _save(s, "files", out, files.markdown(out), console)
+        return
     if s.soak:
         from dragoman.bench import soak
 

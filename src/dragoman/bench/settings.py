@@ -118,6 +118,17 @@ class BenchSettings(EngineSettings):
     text, the text work against plain text, and /health beside the largest admitted request
     (an echo server)."""
 
+    files: bool = False
+    """Measure a Word file against its text instead: one real server, a DOCX of
+    --files-paragraphs paragraphs through DeepL's document API, as one list of texts, and
+    one paragraph per request (the first --files-sequential)."""
+
+    files_paragraphs: int = Field(default=1000, ge=1)
+    """Paragraphs of the Word file --files translates (about 40 pages at 1,000)."""
+
+    files_sequential: int = Field(default=100, ge=1)
+    """Paragraphs --files sends one request at a time (scaled to the whole file)."""
+
     soak: bool = False
     """Run a soak instead: a server (--soak-engine) under mixed traffic (successes, refusals,
     deadlines, clients leaving) for --soak-seconds, its memory and open descriptors sampled."""
