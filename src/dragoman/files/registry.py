@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, odp, odt, pptx, text, xlsx
+from dragoman.files.formats import docx, epub, odp, odt, pptx, text, xlsx
 
 FORMATS: tuple[FileFormat, ...] = (
     text.FORMAT,
@@ -13,6 +13,7 @@ FORMATS: tuple[FileFormat, ...] = (
     xlsx.FORMAT,
     odt.FORMAT,
     odp.FORMAT,
+    epub.FORMAT,
 )
 
 

@@ -38,8 +38,8 @@ def parse(data: bytes, what: str, *, doctype: bool = False) -> etree._Element:
 
 
 def serialize(root: etree._Element) -> bytes:
-    """The document as UTF-8 with its XML declaration (and `standalone` as it was)."""
+    """The document as UTF-8 with its XML declaration, `standalone="yes"` kept (lxml reads
+    a declaration without it as "no", which is what its absence means)."""
     tree = root.getroottree()
-    return etree.tostring(
-        tree, xml_declaration=True, encoding="UTF-8", standalone=tree.docinfo.standalone
-    )
+    standalone = True if tree.docinfo.standalone else None
+    return etree.tostring(tree, xml_declaration=True, encoding="UTF-8", standalone=standalone)

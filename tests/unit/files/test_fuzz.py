@@ -13,14 +13,16 @@ from hypothesis import strategies as st
 from dragoman.errors import BadFile
 from dragoman.files.base import FileFormat, Limits
 from dragoman.files.formats import docx as docx_format
+from dragoman.files.formats import epub as epub_format
 from dragoman.files.formats import pptx as pptx_format
-from tests.unit.files import test_docx, test_pptx
+from tests.unit.files import test_docx, test_epub, test_pptx
 from tests.unit.files.office import entries, rezip, shout
 
 # (format, a valid file of it, the part whose XML is mutated)
 SAMPLES: dict[str, tuple[FileFormat, Callable[[], bytes], str]] = {
     "docx": (docx_format.FORMAT, test_docx.build, "word/document.xml"),
     "pptx": (pptx_format.FORMAT, test_pptx.build, "ppt/slides/slide2.xml"),
+    "epub": (epub_format.FORMAT, test_epub.build, "OEBPS/text/chapter 1.xhtml"),
 }
 
 
