@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, epub, odp, odt, pptx, text, xlsx
+from dragoman.files.formats import docx, epub, odp, odt, pptx, srt, text, xlsx
 
 FORMATS: tuple[FileFormat, ...] = (
     text.FORMAT,
@@ -14,6 +14,7 @@ FORMATS: tuple[FileFormat, ...] = (
     odt.FORMAT,
     odp.FORMAT,
     epub.FORMAT,
+    srt.FORMAT,
 )
 
 
