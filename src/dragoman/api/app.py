@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from dragoman import __version__
 from dragoman.api import system
 from dragoman.api.cors import Cors
+from dragoman.api.deepl import documents as deepl_documents
 from dragoman.api.deepl import glossaries as deepl_glossaries
 from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
@@ -160,6 +161,7 @@ def build_app(
     app.include_router(libretranslate.router)
     app.include_router(deepl.router)
     app.include_router(deepl_glossaries.router)
+    app.include_router(deepl_documents.router)
     app.include_router(system.router)
     add_web(app, server_stats)  # the translate page, the dashboard and /v1/stats
     add_docs(app)
