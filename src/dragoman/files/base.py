@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 SegmentMarkup = Literal["xml", "html"]
 
@@ -44,6 +44,23 @@ class Parsed(Protocol):
         """The same file with each segment replaced by its translation (same order and count as
         `segments`; a segment's markup kept)."""
         ...
+
+
+@runtime_checkable
+class NamesLanguage(Protocol):
+    """A parsed file that records its own language (gettext's `Language` header, XLIFF's
+    target language): `render_in` also writes the target's code there. Apart from `Parsed`,
+    so a format that has no such field implements only `render`."""
+
+    def render_in(self, translated: list[str], target: str) -> bytes: ...
+
+
+def render(parsed: Parsed, translated: list[str], target: str | None = None) -> bytes:
+    """`parsed.render(translated)`; given the target language's code, a file that records its
+    language says the target's."""
+    if target is not None and isinstance(parsed, NamesLanguage):
+        return parsed.render_in(translated, target)
+    return parsed.render(translated)
 
 
 @dataclass(frozen=True)

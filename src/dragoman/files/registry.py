@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, epub, odp, odt, pptx, srt, text, xlsx
+from dragoman.files.formats import docx, epub, odp, odt, po, pptx, srt, text, xlsx
 
 FORMATS: tuple[FileFormat, ...] = (
     text.FORMAT,
@@ -15,6 +15,7 @@ FORMATS: tuple[FileFormat, ...] = (
     odp.FORMAT,
     epub.FORMAT,
     srt.FORMAT,
+    po.FORMAT,
 )
 
 
