@@ -24,10 +24,18 @@ from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import error_response, register_error_handlers, render
 from dragoman.api.hosts import AllowedHosts, hosts_for
 from dragoman.api.translate.protocol import TranslateRequest
+from dragoman.api.uploads import FORM_BYTES, UPLOAD_PATHS
 from dragoman.languages import parse_pair
 from dragoman.metrics import MetricsMiddleware, RouterMetrics
 from dragoman.router.backends import ANY, Backend, Pool, Want
-from dragoman.router.compat import GLOSSARIES, PASSED, deepl_want, libretranslate_want
+from dragoman.router.compat import (
+    DOCUMENTS,
+    GLOSSARIES,
+    PASSED,
+    deepl_want,
+    libretranslate_want,
+    native_document_want,
+)
 from dragoman.router.gather import gather_lists, merged
 from dragoman.router.health import run_checks
 from dragoman.router.paths import RefuseDotSegments, forwarded_path
@@ -113,9 +121,12 @@ def build_router_app(
     app.state.metrics = metrics
     app.state.stats = stats
     app.add_middleware(RefuseDotSegments, render=render)  # inside the edge: logged, with an id
-    app.add_middleware(
-        EdgeMiddleware, limits=Limits(max_body_bytes=settings.max_body_bytes), render=render
+    limits = Limits(
+        max_body_bytes=settings.max_body_bytes,
+        max_upload_bytes=settings.max_file_bytes + FORM_BYTES,
+        upload_paths=UPLOAD_PATHS,
     )
+    app.add_middleware(EdgeMiddleware, limits=limits, render=render)
     app.add_middleware(MetricsMiddleware, metrics=metrics.http)
     if settings.cors_origins:  # refusals carry the headers too
         app.add_middleware(Cors, origins=settings.cors_origins)
@@ -166,6 +177,21 @@ def build_router_app(
         """DeepL's translate, routed by its pair (no source_lang: by its target)."""
         return await relay(request, await deepl_want(request))
 
+    @app.post("/v1/documents", tags=["documents"])
+    async def documents(request: Request) -> Response:
+        """A document upload, routed by its pair (source auto: by its target)."""
+        return await relay(request, await native_document_want(request))
+
+    @app.post("/v2/document", tags=["deepl"])
+    async def deepl_document(request: Request) -> Response:
+        """DeepL's document upload, routed by its pair."""
+        return await relay(request, await deepl_want(request))
+
+    @app.post("/translate_file", tags=["libretranslate"])
+    async def lt_translate_file(request: Request) -> Response:
+        """LibreTranslate's file translation, routed by its pair."""
+        return await relay(request, await libretranslate_want(request))
+
     @app.get("/languages", tags=["libretranslate"])
     async def lt_languages(request: Request) -> Response:
         """LibreTranslate's languages, merged over the healthy backends."""
@@ -187,6 +213,13 @@ def build_router_app(
             return await relay(request, ANY)
 
         app.add_api_route(path, passed, methods=list(methods), name=path, include_in_schema=False)
+
+    for methods, path in DOCUMENTS:
+
+        async def held(request: Request) -> Response:
+            return await relay(request, ANY)  # each backend in turn until one holds the job
+
+        app.add_api_route(path, held, methods=list(methods), name=path, include_in_schema=False)
 
     for methods, path in GLOSSARIES:
 

@@ -34,6 +34,26 @@ GLOSSARIES = (
 )
 
 
+# Document jobs: the upload is routed by its pair; a job lives on the backend that took it, so
+# its status, result and deletion go to each backend in turn until one knows the id (a
+# backend that does not answers 404 `document_not_found`: router/proxy.py tries the next).
+DOCUMENTS = (
+    (("POST",), "/v2/document/{document_id}"),
+    (("POST",), "/v2/document/{document_id}/result"),
+    (("GET",), "/download_file/{name}"),
+    (("GET", "DELETE"), "/v1/documents/{document_id}"),
+    (("GET",), "/v1/documents/{document_id}/result"),
+)
+
+
+async def native_document_want(request: Request) -> Want:
+    params = await read_params(request)
+    source, target = params.get("source_lang", "auto"), params.get("target_lang")
+    if not isinstance(source, str) or not isinstance(target, str):
+        return ANY
+    return (None if source == "auto" else source), target
+
+
 async def libretranslate_want(request: Request) -> Want:
     params = await read_params(request)
     source, target = params.get("source", "auto"), params.get("target")

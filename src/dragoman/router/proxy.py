@@ -51,6 +51,8 @@ _THE_CLIENTS = {"rate_limited", "quota_exceeded"}
 _FAILED = (500, 502)
 # 503 codes that mean the backend is going away: out of the pool until its checks pass.
 _GONE = {"draining", "engine_dead"}
+# 404 codes that mean another backend may have it: a model, a document job.
+_ELSEWHERE = {"model_not_found", "document_not_found"}
 _GRACE = 1.0
 """Seconds the proxy waits past a client's deadline (X-Request-Timeout) for the backend's own
 504 before answering it itself: a hung backend holds a request no longer than its client."""
@@ -319,8 +321,8 @@ async def forward(
         if r.status_code in _SATURATED and code not in _THE_CLIENTS:
             refused.append((backend, r))  # full or going away
             continue
-        if code == "model_not_found":
-            refused.append((backend, r))  # serving another model
+        if code in _ELSEWHERE:
+            refused.append((backend, r))  # serving another model; a job another backend holds
             continue
         if r.status_code in _FAILED and r.is_closed:
             log.warning(

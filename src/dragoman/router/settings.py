@@ -79,6 +79,10 @@ class RouteSettings(MetricsKeyed, HostChecked):
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body the proxy reads (413 `body_too_large`)."""
 
+    max_file_bytes: int = Field(default=30 * 2**20, ge=1024)
+    """Largest file a document upload through the proxy may carry (413 `file_too_large`): as
+    the servers' --max-file-bytes, on their upload routes only."""
+
     keep_alive_seconds: int = Field(default=30, ge=1)
     """Idle client connections close after this long (longer than HTTP clients' pools keep
     theirs, as on `dragoman serve`)."""
