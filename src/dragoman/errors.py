@@ -234,3 +234,10 @@ class JobStoreFailed(DragomanError):
 
     status_code = 503
     code = "document_store_failed"
+
+
+class JobFailed(DragomanError):
+    """A document job waited on (LibreTranslate's /translate_file) failed: the message says
+    why (its own error's type, where the job ran here, is raised instead)."""
+
+    code = "document_failed"

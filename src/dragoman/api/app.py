@@ -17,6 +17,7 @@ from dragoman.api.deepl import router as deepl
 from dragoman.api.edge import EdgeMiddleware, Limits
 from dragoman.api.errors import register_error_handlers, render
 from dragoman.api.hosts import AllowedHosts
+from dragoman.api.libretranslate import files as libretranslate_files
 from dragoman.api.libretranslate import router as libretranslate
 from dragoman.api.lifecycle import EngineHost, TranslatorFactory
 from dragoman.api.openai import router as openai
@@ -159,6 +160,7 @@ def build_app(
     app.include_router(documents.router)
     app.include_router(openai.router)
     app.include_router(libretranslate.router)
+    app.include_router(libretranslate_files.router)
     app.include_router(deepl.router)
     app.include_router(deepl_glossaries.router)
     app.include_router(deepl_documents.router)

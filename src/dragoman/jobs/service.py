@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from dragoman import files
 from dragoman.engine.protocol import Translator
-from dragoman.errors import BadFile, DragomanError, JobNotFound, JobNotReady
+from dragoman.errors import BadFile, DragomanError, JobFailed, JobNotFound, JobNotReady
 from dragoman.files.base import Parsed
 from dragoman.jobs.record import (
     RESTARTED,
@@ -63,6 +63,8 @@ class _Running:
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     deleted: bool = False
     saved: float = 0.0
+    error: DragomanError | None = None
+    """Why it failed, as raised (`outcome` raises it again)."""
 
 
 class Jobs:
@@ -189,6 +191,7 @@ class Jobs:
             result = await asyncio.to_thread(parsed.render, texts)
         except DragomanError as exc:
             record.failed(exc.message)
+            run.error = exc
             return None
         except Exception:
             log.exception("document %s failed", record.id[:6])
@@ -253,6 +256,19 @@ class Jobs:
             return await self.store.load(job_id)
         await run.finished.wait()
         return run.record
+
+    async def outcome(self, job_id: str) -> JobRecord:
+        """The job once it is done; if it failed, its error raised (as it was raised, where
+        it ran on this server; else JobFailed with its message)."""
+        run = self._running.get(job_id)
+        record = await self.finished(job_id)
+        if record is None:
+            raise JobNotFound("no document by that id (it may have expired)")
+        if record.status == "error":
+            if run is not None and run.error is not None:
+                raise run.error
+            raise JobFailed(f"the document was not translated: {record.error}")
+        return record
 
     async def delete(self, job_id: str, key: str | None, caller: Caller) -> None:
         """Stop the job where it runs here (its engine requests aborted) and remove it. On

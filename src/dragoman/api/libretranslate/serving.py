@@ -20,6 +20,7 @@ from dragoman.api.libretranslate.protocol import (
 from dragoman.detect import Detection, pooled
 from dragoman.engine.protocol import Translator
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
+from dragoman.files import formats
 from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, TextOptions
@@ -105,8 +106,8 @@ def frontend_settings(translator: Translator, keys: KeyStore, char_limit: int) -
         "apiKeys": keys.enabled,
         "keyRequired": keys.enabled,
         "suggestions": False,
-        "filesTranslation": False,
-        "supportedFilesFormat": [],
+        "filesTranslation": True,  # /translate_file (api/libretranslate/files.py)
+        "supportedFilesFormat": [e for f in formats() for e in f.extensions],
         "language": {
             "source": {"code": "auto", "name": "Auto Detect"},
             "target": {"code": to_lt(target), "name": NAMES[target]},
