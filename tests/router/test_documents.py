@@ -6,6 +6,7 @@ passed over); an id no backend holds is a 404 in the surface's shape; a file pas
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import deepl
@@ -44,8 +45,9 @@ def test_native_jobs_are_followed_to_the_backend_that_holds_them(
         assert r.status_code == 202, r.text
         jobs.append(r.json())
     for job in jobs:
+        status = f"{router.url}/v1/documents/{job['id']}"
         done = until_sync(
-            lambda job=job: httpx.get(f"{router.url}/v1/documents/{job['id']}"),
+            functools.partial(httpx.get, status),
             lambda r: r.status_code == 200 and r.json()["status"] == "done",
             "the job done, read through the proxy",
         )
