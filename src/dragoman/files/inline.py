@@ -124,8 +124,10 @@ def place(marked: Marked, translated: str) -> list[Piece]:
 
 
 def _extend(pieces: list[Piece], more: list[Piece]) -> None:
-    """Append pieces, text joined to the text before it."""
+    """Append pieces, text joined to the text before it, empty text left out."""
     for piece in more:
+        if piece == "":
+            continue
         if isinstance(piece, str) and pieces and isinstance(pieces[-1], str):
             pieces[-1] += piece
         else:

@@ -5,9 +5,11 @@ losing an object."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
-from dragoman.files.inline import Placed, Span, Void, mark, place, unescape
+from dragoman.files.inline import Item, Piece, Placed, Span, Void, mark, place, unescape
 
 
 def items() -> tuple[list[str | Span | Void], Span, Void, Void]:
@@ -82,3 +84,61 @@ def test_repeated_and_invented_markers_keep_their_text_only() -> None:
 )
 def test_unescape(escaped: str, text: str) -> None:
     assert unescape(escaped) == text
+
+
+def texts() -> st.SearchStrategy[str]:
+    return st.text(st.sampled_from("ab <>&;#x1/g \n"), min_size=1, max_size=8)
+
+
+def trees() -> st.SearchStrategy[list[Item]]:
+    leaf = st.one_of(texts(), st.builds(lambda: Void(etree.Element("v"))))
+    return st.recursive(
+        st.lists(leaf, max_size=4),
+        lambda inner: st.lists(
+            st.one_of(leaf, st.builds(lambda xs: Span(etree.Element("s"), None, xs), inner)),
+            max_size=4,
+        ),
+        max_leaves=12,
+    )
+
+
+def shape(parts: list[Item] | list[Piece]) -> list[object]:
+    """Items or pieces as nested lists: text joined, a span by its element, a void by itself."""
+    out: list[object] = []
+    for p in parts:
+        if isinstance(p, str):
+            if out and isinstance(out[-1], str):
+                out[-1] += p
+            else:
+                out.append(p)
+        elif isinstance(p, Void):
+            out.append(p)
+        else:
+            span, inner = (p.span, p.pieces) if isinstance(p, Placed) else (p, p.items)
+            out.append((span.element, shape(inner)))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees())
+def test_an_unchanged_translation_gives_back_the_items(found: list[Item]) -> None:
+    marked = mark(found)
+    assert shape(place(marked, marked.text)) == shape(found)
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees(), st.sampled_from(["", "NEW TEXT", "<g1>A</g1><x1/><g1>B"]))
+def test_any_reply_keeps_every_void_once(found: list[Item], reply: str) -> None:
+    marked = mark(found)
+    placed: list[Void] = []
+
+    def walk(pieces: list[Piece]) -> None:
+        for p in pieces:
+            if isinstance(p, Void):
+                placed.append(p)
+            elif isinstance(p, Placed):
+                walk(p.pieces)
+
+    walk(place(marked, reply))
+    voids = [m for m in marked.marks.values() if isinstance(m, Void)]
+    assert sorted(map(id, placed)) == sorted(map(id, voids))

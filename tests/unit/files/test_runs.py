@@ -106,3 +106,23 @@ def test_dropped_span_text_joins_its_neighbours_and_objects_survive() -> None:
     kinds = [k for k, _ in runs(p)]
     assert "r bold" in kinds and ("r", "br") in runs(p)
     assert "".join(p.element.itertext()) == "HELLO BOLD WORLD"
+
+
+def test_fields_keep_their_instructions_and_translate_their_result() -> None:
+    simple = '<w:fldSimple w:instr=" REF note "><w:r><w:t>the note</w:t></w:r></w:fldSimple>'
+    complex_field = (
+        '<w:r><w:fldChar w:fldCharType="begin"/></w:r>'
+        '<w:r><w:instrText xml:space="preserve"> PAGE </w:instrText></w:r>'
+        '<w:r><w:fldChar w:fldCharType="separate"/></w:r>'
+        + r("3")
+        + '<w:r><w:fldChar w:fldCharType="end"/></w:r>'
+    )
+    p = paragraph(r("See ") + simple + r(" on page ") + complex_field)
+    assert mark(p.items).text == "See <g1>the note</g1> on page <x2/><x3/><x4/>3<x5/>"
+    write(p, "VOIR <g1>LA NOTE</g1> PAGE <x2/><x3/><x4/>3<x5/>")
+    ns, w = p.element.nsmap, f"{{{DIALECT.ns}}}"
+    assert p.element.find("w:fldSimple", ns).get(f"{w}instr") == " REF note "
+    assert p.element.find("w:fldSimple/w:r/w:t", ns).text == "LA NOTE"
+    assert [e.text for e in p.element.iter(f"{w}instrText")] == [" PAGE "]
+    kinds = [c.get(f"{w}fldCharType") for c in p.element.iter(f"{w}fldChar")]
+    assert kinds == ["begin", "separate", "end"]
