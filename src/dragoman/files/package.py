@@ -22,6 +22,8 @@ Extract = Callable[[etree._Element], list[Block]]
 
 @dataclass(frozen=True)
 class Part:
+    """One XML entry of the archive, and how its paragraphs are found."""
+
     name: str
     extract: Extract
     doctype: bool = False
