@@ -20,6 +20,7 @@ USAGE = """usage: dragoman COMMAND [options]
 commands:
   serve            run the translation API server
   translate TEXT   translate one text on the command line (--to fr --source en)
+  translate FILE   translate a file whole, its format kept (--to de; -o OUT)
   model prepare    assemble, verify and convert the embedded default model; --verify
                    hashes the prepared files again, --force makes them again
   model list       list the models dragoman can prepare

@@ -1,24 +1,36 @@
-"""`dragoman translate "text" --to fr`: ask a running server, or start the engine here."""
+"""`dragoman translate "text" --to fr`: ask a running server, or start the engine here. A path
+to a file instead of a text translates the file, its format kept (`jobs/cli.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import sys
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import httpx
 from pydantic import SecretStr
-from pydantic_settings import CliPositionalArg
+from pydantic_settings import CliPositionalArg, SettingsConfigDict
 
 from dragoman.errors import ConfigError, DragomanError, UnsupportedLanguage
 from dragoman.logs import setup as setup_logs
 from dragoman.settings import EngineSettings
 
+if TYPE_CHECKING:
+    from dragoman.service.settings import ServeSettings
+
 
 class TranslateSettings(EngineSettings):
+    model_config = SettingsConfigDict(cli_shortcuts={"output": "o"})
+
     text: CliPositionalArg[str]
-    """Text to translate ('-' reads standard input)."""
+    """Text to translate ('-' reads standard input), or the path of a file to translate whole,
+    its format kept (a text that names an existing file is read as that file)."""
+
+    output: Path | None = None
+    """Where a file's translation is written; default: beside the file, the target language
+    before its extension (report.docx -> report.de.docx)."""
 
     to: str = "fr"
     """Target language (ISO 639-1)."""
@@ -87,22 +99,50 @@ def _via_server(s: TranslateSettings, text: str) -> str | None:
     raise _ServerError(str(message))
 
 
-async def _local(s: TranslateSettings, text: str) -> str:
-    """The translation from the engine this host would serve with (`serve`'s choice: vLLM, or
-    llama.cpp where it answers one client sooner), started here for the one text."""
-    from dragoman.api.serve import check_llamacpp, languages_for, open_translator
-    from dragoman.detect.detector import LanguageDetector
+def _engine_here(s: TranslateSettings) -> ServeSettings:
+    """The settings of the engine this host would serve with (`serve`'s choice), its model
+    prepared and the notice that it starts here given; the caller opens it."""
+    from dragoman.api.serve import check_llamacpp
     from dragoman.engine.choice import resolve_architecture
     from dragoman.engine.vllm_engine import weights_for
-    from dragoman.languages import check_code, check_pair
     from dragoman.models.catalogue import CATALOGUE
     from dragoman.models.prepare import prepare
     from dragoman.service.settings import ServeSettings
 
+    engine = {name: getattr(s, name) for name in EngineSettings.model_fields}
+    # `models=[]`: a config file's or DRAGOMAN_MODELS' `[[models]]` are serve's; read here, they
+    # started every one of them for a text meant for `--model`.
+    serve = ServeSettings(**engine, architecture=s.architecture, models=[])
+    served, choice = resolve_architecture(serve)
+    if served.architecture == "llama-cpp":
+        check_llamacpp(served)
+    elif s.model in CATALOGUE:
+        prepare(s.model, s.data_dir, weights=weights_for(served))
+    notice = (
+        f"no server at {s.server}; starting the engine here ({choice.value}, about a minute)..."
+    )
+    if s.log_format == "json":  # a line of the log, as the engine's are
+        log.warning("%s", notice)
+    else:
+        print(notice, file=sys.stderr)
+    return served
+
+
+def _check_architecture(s: TranslateSettings) -> None:
     if s.architecture not in ("host", "continuous", "llama-cpp"):
         raise ConfigError(
             f"--architecture {s.architecture}: translate starts host, continuous or llama-cpp"
         )
+
+
+async def _local(s: TranslateSettings, text: str) -> str:
+    """The translation from the engine this host would serve with (`serve`'s choice: vLLM, or
+    llama.cpp where it answers one client sooner), started here for the one text."""
+    from dragoman.api.serve import languages_for, open_translator
+    from dragoman.detect.detector import LanguageDetector
+    from dragoman.languages import check_code, check_pair
+
+    _check_architecture(s)
     langs = languages_for(s.model)
     source = s.source
     try:
@@ -123,28 +163,54 @@ async def _local(s: TranslateSettings, text: str) -> str:
         check_pair(source, s.to, langs)
     except UnsupportedLanguage as exc:  # checked before the engine starts: wrong input
         raise ConfigError(exc.message) from None
-    engine = {name: getattr(s, name) for name in EngineSettings.model_fields}
-    # `models=[]`: a config file's or DRAGOMAN_MODELS' `[[models]]` are serve's; read here, they
-    # started every one of them for a text meant for `--model`.
-    serve = ServeSettings(**engine, architecture=s.architecture, models=[])
-    served, choice = resolve_architecture(serve)
-    if served.architecture == "llama-cpp":
-        check_llamacpp(served)
-    elif s.model in CATALOGUE:
-        prepare(s.model, s.data_dir, weights=weights_for(served))
-    notice = (
-        f"no server at {s.server}; starting the engine here ({choice.value}, about a minute)..."
-    )
-    if s.log_format == "json":  # a line of the log, as the engine's are
-        log.warning("%s", notice)
-    else:
-        print(notice, file=sys.stderr)
-    async with open_translator(served, langs) as translator:
+    async with open_translator(_engine_here(s), langs) as translator:
         return (await translator.translate(text, source, s.to)).text
+
+
+def _translate_file(s: TranslateSettings, path: Path) -> None:
+    """`path` translated whole by the server at --server, else by an engine started here;
+    the output's path printed."""
+    from dragoman.api.serve import languages_for, open_translator
+    from dragoman.jobs.cli import FileJob, output_for, read_file, translate_here, via_server
+    from dragoman.languages import check_code, check_pair
+    from dragoman.service.settings import ServeSettings
+    from dragoman.writable import check_file
+
+    job = FileJob(
+        path,
+        s.output or output_for(path, s.to),
+        None if s.source == "auto" else s.source,
+        s.to,
+        s.server,
+        s.api_key.get_secret_value() if s.api_key else None,
+    )
+    check_file(job.output, "--output")  # before the work, not when its result is written
+    if not via_server(job):
+        # Everything the input decides, before the engine's minute: the architecture, the
+        # languages, the file itself.
+        _check_architecture(s)
+        langs = languages_for(s.model)
+        try:
+            if job.source is None:
+                check_code("target_lang", job.target, langs)
+            else:
+                check_pair(job.source, job.target, langs)
+        except UnsupportedLanguage as exc:
+            raise ConfigError(exc.message) from None
+        parsed = read_file(job, ServeSettings.model_fields["max_file_bytes"].default)
+        setup_logs(s.log_format)  # before the engine starts: it takes the format along
+        served = _engine_here(s)
+        asyncio.run(translate_here(job, parsed, served, lambda: open_translator(served, langs)))
+    print(job.output)
 
 
 def run_translate(args: list[str]) -> None:
     s = TranslateSettings(_cli_parse_args=args, _cli_prog_name="dragoman translate")  # type: ignore[call-arg]
+    if s.text != "-" and Path(s.text).is_file():
+        _translate_file(s, Path(s.text))
+        return
+    if s.output is not None:
+        raise ConfigError(f"--output: {s.text!r} is no file; a text's translation is printed")
     text = sys.stdin.read() if s.text == "-" else s.text
     if not text.strip():
         # As a server refuses it (422, exit 2); without one, `--source auto` printed it back
