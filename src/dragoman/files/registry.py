@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, epub, odp, odt, po, pptx, srt, text, xliff, xlsx
+from dragoman.files.formats import docx, epub, jsonres, odp, odt, po, pptx, srt, text, xliff, xlsx
 
 FORMATS: tuple[FileFormat, ...] = (
     text.FORMAT,
@@ -17,6 +17,7 @@ FORMATS: tuple[FileFormat, ...] = (
     srt.FORMAT,
     po.FORMAT,
     xliff.FORMAT,
+    jsonres.FORMAT,
 )
 
 
