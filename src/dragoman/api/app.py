@@ -72,7 +72,16 @@ def glossaries_of(settings: ServeSettings, metrics: Metrics) -> Glossaries:
 
 
 def job_store_of(settings: ServeSettings) -> JobStore:
-    """Where document jobs are kept: a folder."""
+    """Where document jobs are kept: the --documents-url store, else a folder."""
+    if settings.documents_url:
+        from dragoman.jobs.store_redis import RedisStore
+
+        return RedisStore(
+            settings.documents_url,
+            settings.documents_max_jobs,
+            settings.documents_max_bytes,
+            settings.documents_ttl,
+        )
     from dragoman.jobs.store import DirStore, default_dir
 
     return DirStore(

@@ -162,6 +162,13 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     DATA_DIR/documents, else a temporary folder when that cannot be written). Servers given
     the same folder answer each other's jobs' status and result."""
 
+    documents_url: str | None = None
+    """A Redis-protocol server (Valkey, Redis) to keep document jobs in instead of
+    --documents-dir, e.g. `redis://127.0.0.1:6379/0` (with a password, prefer
+    DRAGOMAN_DOCUMENTS_URL to the flag): every server given the same store answers any job's
+    status and result, whichever took the upload. May be the --cache-url server (the keys are
+    apart); it must keep what it is given (no `allkeys-*` eviction policy)."""
+
     documents_ttl: int = Field(default=3600, ge=1)
     """Seconds a finished document job (its result, or its error) is kept; then it is removed
     (404). A job still translating is never removed."""
@@ -292,7 +299,7 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     def _split_languages(cls, value: object) -> object:
         return comma_list(value)
 
-    @field_validator("cache_url", "glossary_url")
+    @field_validator("cache_url", "glossary_url", "documents_url")
     @classmethod
     def _check_store_url(cls, value: str | None) -> str | None:
         if not value:
@@ -323,6 +330,11 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
         if self.glossary_url and self.glossary_dir:
             raise ValueError(
                 "--glossary-dir and --glossary-url both name where stored glossaries are kept: "
+                "give one"
+            )
+        if self.documents_url and self.documents_dir:
+            raise ValueError(
+                "--documents-dir and --documents-url both name where document jobs are kept: "
                 "give one"
             )
         return self
