@@ -30,6 +30,7 @@ from dragoman.errors import (
     JobFailed,
     UnsupportedFormat,
 )
+from dragoman.files.base import render
 from dragoman.jobs.runner import Ask, translate_segments
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission
@@ -171,5 +172,5 @@ async def translate_here(
                 texts, _ = await translate_segments(
                     service, parsed.segments, Ask(job.source, job.target), Caller(), progress
                 )
-            data = await asyncio.to_thread(parsed.render, texts)
+            data = await asyncio.to_thread(render, parsed, texts, job.target)
     _write(job.output, data)

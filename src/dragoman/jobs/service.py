@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from dragoman import files
 from dragoman.engine.protocol import Translator
 from dragoman.errors import BadFile, DragomanError, JobFailed, JobNotFound, JobNotReady
-from dragoman.files.base import Parsed
+from dragoman.files.base import Parsed, render
 from dragoman.jobs.record import (
     RESTARTED,
     Instance,
@@ -188,7 +188,8 @@ class Jobs:
             texts, billed = await translate_segments(
                 self._service, parsed.segments, ask, caller, progress
             )
-            result = await asyncio.to_thread(parsed.render, texts)
+            # the target's code too, where the file records its language (a .po header)
+            result = await asyncio.to_thread(render, parsed, texts, ask.target)
         except DragomanError as exc:
             record.failed(exc.message)
             run.error = exc

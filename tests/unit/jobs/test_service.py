@@ -222,3 +222,14 @@ async def test_a_job_is_read_with_its_key_or_the_api_key_that_sent_it(jobs: Jobs
             await jobs.delete(made.id, key_given, caller)
     await jobs.finished(made.id)
     assert (await jobs.result(made.id, None, owner))[1].startswith(b"[fr]")
+
+
+async def test_a_file_that_records_its_language_says_the_target(jobs: Jobs) -> None:
+    catalogue = (
+        b'msgid ""\nmsgstr ""\n"Language: en\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        b'msgid "Save the file"\nmsgstr ""\n'
+    )
+    made, key = await jobs.submit("app.po", catalogue, ASK, ANYONE)
+    await jobs.finished(made.id)
+    _, data = await jobs.result(made.id, key, ANYONE)
+    assert b'"Language: fr\\n"' in data and b'msgstr "[fr] Save the file"' in data
