@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from dragoman.errors import BadFile, FileTooLarge, UnsupportedFormat
 from dragoman.files.base import FileFormat, Limits, Parsed
-from dragoman.files.formats import docx, epub, jsonres, odp, odt, po, pptx, srt, text, xliff, xlsx
+from dragoman.files.formats import (
+    docx,
+    epub,
+    jsonres,
+    odp,
+    odt,
+    po,
+    pptx,
+    srt,
+    text,
+    vtt,
+    xliff,
+    xlsx,
+)
 
 FORMATS: tuple[FileFormat, ...] = (
     text.FORMAT,
@@ -18,6 +31,7 @@ FORMATS: tuple[FileFormat, ...] = (
     po.FORMAT,
     xliff.FORMAT,
     jsonres.FORMAT,
+    vtt.FORMAT,
 )
 
 
