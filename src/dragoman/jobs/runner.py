@@ -1,7 +1,8 @@
 """A file's segments through the translation service, all of them in flight together: grouped
 by markup (plain text, XML fragments, HTML), each group cut into calls of at most --max-items
-texts and a bounded number of characters, and every call sent at once (the service sends each
-call's sentences to the engine concurrently, so the whole document shares the engine's batch).
+texts and a bounded number of characters, and the calls sent together, as many at once as the
+server admits (the service sends each call's sentences to the engine concurrently, so the whole
+document shares the engine's batch; a call past the admission bound would only be refused).
 A call the server refuses for now (full, the key's minute used up) waits its Retry-After and
 asks again; the job gives up only when nothing of it finished for a whole --request-timeout.
 
@@ -125,15 +126,20 @@ async def translate_segments(
             source = None  # each text's own: those already in the target come back as they are
     room = service.limits.room(caller)
     max_chars = max(1, min(settings.max_text_chars, room if room is not None else 1 << 62))
-    units = units_of(segments, max_chars)
-    outs: list[str | None] = [None] * len(units)
+
+    def plan() -> tuple[list[_Unit], list[list[_Unit]]]:
+        units = units_of(segments, max_chars)
+        return units, list(calls_of(units, settings.max_items, max_chars))
+
+    # Off the event loop: a file may hold 100,000 segments.
+    units, calls = await asyncio.to_thread(plan)
+    outs: dict[int, str] = {}
     left = [0] * len(segments)  # each segment's units not yet translated
     for u in units:
         left[u.segment] += 1
     done = sum(1 for n in left if n == 0)
     billed = 0
     last_progress = time.monotonic()
-    index = {id(u): i for i, u in enumerate(units)}
 
     async def run(call: list[_Unit]) -> None:
         nonlocal done, billed, last_progress
@@ -152,23 +158,40 @@ async def translate_segments(
                     raise
                 await asyncio.sleep(wait)
         for u, r in zip(call, out.results, strict=True):
-            outs[index[id(u)]] = r.text
+            outs[id(u)] = r.text
             left[u.segment] -= 1
             done += left[u.segment] == 0
         billed += sum(out.charged or [len(t) for t in texts])
         last_progress = time.monotonic()
         await progress(done, billed)
 
+    todo = iter(calls)
+
+    async def worker() -> None:
+        for call in todo:
+            await run(call)
+
     try:
         async with asyncio.TaskGroup() as group:
-            for call in calls_of(units, settings.max_items, max_chars):
-                group.create_task(run(call))
+            for _ in range(min(len(calls), _at_once(service))):
+                group.create_task(worker())
     except* DragomanError as eg:
         raise eg.exceptions[0] from None
-    translated = [s.text for s in segments]
-    pieces: dict[int, list[str]] = {}
-    for u, out_text in zip(units, outs, strict=True):
-        pieces.setdefault(u.segment, []).append(out_text or "")
-    for i, parts in pieces.items():
-        translated[i] = "".join(parts)
-    return translated, billed
+
+    def assemble() -> list[str]:
+        translated = [s.text for s in segments]
+        pieces: dict[int, list[str]] = {}
+        for u in units:
+            pieces.setdefault(u.segment, []).append(outs[id(u)])
+        for i, parts in pieces.items():
+            translated[i] = "".join(parts)
+        return translated
+
+    return await asyncio.to_thread(assemble), billed
+
+
+def _at_once(service: TranslationService) -> int:
+    """Calls of one job in flight at once: as many as the server admits (each holds up to
+    --max-items places); more would only be refused and asked again. No bound: all of them."""
+    limit = service.admission.limit
+    return max(1, limit // service.settings.max_items) if limit else 1 << 30

@@ -5,6 +5,7 @@ refused call asked again, a failure or a cancel aborting the rest in the engine.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -77,15 +78,41 @@ async def test_a_long_plain_segment_is_cut_translated_and_joined(fake: FakeTrans
     assert texts == ["\n".join(f"[fr] {line}" for line in lines) + "\n"]
 
 
-async def test_a_refused_call_waits_and_is_asked_again(fake: FakeTranslator) -> None:
-    service = make_service(fake, admitted=4)  # room for one call of four at a time
-    segments = [Segment(f"Text {i}.") for i in range(8)]
-    fake.delay = 0.05
-    texts, _ = await translate_segments(
-        service, segments, ASK, Caller(), lambda *_: asyncio.sleep(0)
+async def test_a_jobs_calls_are_as_many_as_the_server_admits(fake: FakeTranslator) -> None:
+    service = make_service(fake, admitted=8)  # room for two calls of four at a time
+    segments = [Segment(f"Text {i}.") for i in range(20)]
+    fake.gate = asyncio.Event()
+    task = asyncio.create_task(
+        translate_segments(service, segments, ASK, Caller(), lambda *_: asyncio.sleep(0))
     )
-    assert texts == [f"[fr] Text {i}." for i in range(8)]
-    assert fake.peak == 4
+    await until(lambda: fake.running == 8)
+    fake.gate.set()
+    texts, _ = await task
+    assert texts == [f"[fr] Text {i}." for i in range(20)]
+    assert fake.peak == 8
+
+
+async def test_a_call_refused_for_now_waits_and_is_asked_again(fake: FakeTranslator) -> None:
+    service = make_service(fake, admitted=4)
+    held = service.admission.admit(2)  # another request holds half the places
+    asked = 0
+    translate = service.translate
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal asked
+        asked += 1
+        return await translate(*args, **kwargs)
+
+    service.translate = counted  # type: ignore[method-assign]
+    segments = [Segment(f"Text {i}.") for i in range(4)]
+    task = asyncio.create_task(
+        translate_segments(service, segments, ASK, Caller(), lambda *_: asyncio.sleep(0))
+    )
+    await until(lambda: asked == 1)
+    assert fake.started == 0  # refused: 2 + 4 places are past the bound of 4
+    held.release()
+    texts, _ = await asyncio.wait_for(task, timeout=10)  # Retry-After is a second or two
+    assert texts == [f"[fr] Text {i}." for i in range(4)] and asked == 2
 
 
 async def test_a_failed_call_aborts_the_others_in_the_engine(fake: FakeTranslator) -> None:
