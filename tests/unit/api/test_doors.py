@@ -34,6 +34,8 @@ OPEN = {
     "/languages",
     "/frontend/settings",
 }
+# Open by design: LibreTranslate's download URL is the key to its file (an unknown one is 404).
+BY_NAME = {"/download_file/x"}
 # Mounts of static files, with a file each serves.
 FILES = {"/static": "/static/style.css", "/docs/static": "/docs/static/swagger-ui.css"}
 # The server's view of itself: the metrics key, else any API key.
@@ -42,9 +44,15 @@ SELF = {"/metrics", "/v1/info", "/v1/stats"}
 BODIES: dict[str, object] = {
     "/translate": {"q": "hello", "source": "en", "target": "fr"},
     "/detect": {"q": "hello"},
+    "/translate_file": {"target": "fr"},
 }
 KEY_ERRORS = ("missing_api_key", "invalid_api_key")
-PATH_PARAMS = {"{model:path}": "fake", "{glossary_id}": "0" * 8}
+PATH_PARAMS = {
+    "{model:path}": "fake",
+    "{glossary_id}": "0" * 8,
+    "{document_id}": "0" * 22,
+    "{name}": "x",
+}
 
 
 def with_key(path: str, body: object, key: str) -> dict[str, object]:
@@ -79,6 +87,9 @@ async def test_with_keys_on_every_route_but_the_open_ones_needs_a_key(serve) -> 
             refused = r.headers.get("x-dragoman-error")
             if path in OPEN:
                 assert r.status_code == 200, (method, path, r.status_code, r.text)
+                continue
+            if path in BY_NAME:
+                assert r.status_code == 404 and refused == "document_not_found", (method, path)
                 continue
             # Refused for its key in its surface's shape: 401 native and OpenAI, 400
             # LibreTranslate (its own status for a missing key), 403 DeepL.
