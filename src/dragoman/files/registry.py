@@ -17,6 +17,7 @@ from dragoman.files.formats import (
     vtt,
     xliff,
     xlsx,
+    yamlres,
 )
 
 FORMATS: tuple[FileFormat, ...] = (
@@ -32,6 +33,7 @@ FORMATS: tuple[FileFormat, ...] = (
     xliff.FORMAT,
     jsonres.FORMAT,
     vtt.FORMAT,
+    yamlres.FORMAT,
 )
 
 
