@@ -7,6 +7,7 @@ from dragoman.files.base import FileFormat, Limits, Parsed
 from dragoman.files.formats import (
     docx,
     epub,
+    htmlpage,
     jsonres,
     odp,
     odt,
@@ -34,6 +35,7 @@ FORMATS: tuple[FileFormat, ...] = (
     jsonres.FORMAT,
     vtt.FORMAT,
     yamlres.FORMAT,
+    htmlpage.FORMAT,
 )
 
 
