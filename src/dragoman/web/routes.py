@@ -31,6 +31,11 @@ async def translate_page() -> FileResponse:
     return FileResponse(STATIC / "index.html", headers=_HEADERS)
 
 
+@pages.get("/files")
+async def files_page() -> FileResponse:
+    return FileResponse(STATIC / "files.html", headers=_HEADERS)
+
+
 @pages.get("/dashboard")
 async def dashboard_page() -> FileResponse:
     return FileResponse(STATIC / "dashboard.html", headers=_HEADERS)
