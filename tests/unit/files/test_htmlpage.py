@@ -66,6 +66,12 @@ def test_html_http_equiv_charset_and_utf16_bom() -> None:
     assert parsed.render(["<p>Hallo</p>"]) == "<p>Hallo</p>".encode("utf-16")
 
 
+def test_html_page_saying_utf7_in_ascii_is_read_as_utf8() -> None:
+    page = '<meta charset="utf-7"><p>+ADw-script+AD4-</p><p>Caf\u00e9</p>'
+    (segment,) = htmlpage.FORMAT.read(page.encode(), Limits()).segments
+    assert segment.text == page
+
+
 def test_html_lang_is_added_when_the_page_has_none() -> None:
     parsed = htmlpage.FORMAT.read(b"<!DOCTYPE html><html><body><p>Hi</p></body></html>", Limits())
     out = render(parsed, ["<!DOCTYPE html><html><body><p>Salut</p></body></html>"], "fr")
@@ -82,6 +88,7 @@ def test_html_is_registered() -> None:
     [
         (b"<p>caf\xe9</p>", "not utf-8 text"),
         (b'<meta charset="klingon"><p>x</p>', "charset we do not know"),
+        (b'<meta charset="uu"><p>x</p>', "charset we do not know"),
         (b"<p>a\x00b</p>", "NUL"),
         (b"  \n ", "empty"),
         (b"<div>" * 300 + b"deep" + b"</div>" * 300, "not an HTML page we can translate"),

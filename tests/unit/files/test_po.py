@@ -167,6 +167,7 @@ def test_po_content_naming_a_file_is_not_read_from_disk() -> None:
         (b'msgid "caf\xe9"\nmsgstr ""\n', "not utf-8 text"),
         (b'"Content-Type: text/plain; charset=klingon\\n"', "charset 'klingon'"),
         (b'"Content-Type: text/plain; charset=utf-16\\n"', "not ASCII-compatible"),
+        (b'"Content-Type: text/plain; charset=uu\\n"', "charset 'uu' is not one we know"),
         (b"\n\n", "no entries"),
     ],
 )

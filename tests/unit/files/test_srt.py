@@ -89,6 +89,14 @@ def test_srt_tag_the_translation_lost_is_put_back_and_unknown_markers_dropped() 
     assert content.replace("<br/>", "") == "UN {\\b1}MOT GRAS"
 
 
+def test_srt_control_characters_never_reach_an_xml_segment() -> None:
+    data = b"1\n00:00:01,000 --> 00:00:02,000\nA <b>bold\x01</b> word\x0b\n"
+    parsed = srt.FORMAT.read(data, Limits())
+    assert parsed.segments == [Segment("A <g1>bold</g1> word", "xml")]
+    (cue,) = srtlib.parse(parsed.render(translate(parsed)).decode())
+    assert cue.content == "A <b>BOLD</b> WORD"
+
+
 def test_srt_line_count_changed_keeps_leading_and_trailing_tags() -> None:
     parsed = srt.FORMAT.read(FILM.encode(), Limits())
     texts = [s.text for s in parsed.segments]

@@ -51,8 +51,8 @@ def mutated(sample: bytes) -> st.SearchStrategy[bytes]:
 
 
 def fuzz(read: Callable[[bytes, Limits], Parsed], sample: bytes, examples: int = 80) -> None:
-    """A reader given hostile bytes either reads them, and the result renders, or raises
-    BadFile; never anything else."""
+    """A reader given hostile bytes either reads them, and the result renders (as it is and
+    translated), or raises BadFile; never anything else."""
 
     @settings(
         max_examples=examples,
@@ -67,5 +67,6 @@ def fuzz(read: Callable[[bytes, Limits], Parsed], sample: bytes, examples: int =
         except BadFile:
             return
         assert isinstance(parsed.render([s.text for s in parsed.segments]), bytes)
+        assert isinstance(parsed.render(translate(parsed)), bytes)
 
     check()

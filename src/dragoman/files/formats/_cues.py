@@ -30,6 +30,7 @@ _TAG = re.compile(r"<[^<>\n]*+>|\{\\[^{}\n]*+\}")
 _OPEN = re.compile(r"<([A-Za-z][\w-]*+)")
 _CLOSE = re.compile(r"</\s*+([A-Za-z][\w-]*+)\s*+>")
 _BREAK = "\n"
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 @dataclass
@@ -137,6 +138,7 @@ def _items(text: str, entities: bool, tags: dict[Span | Void, tuple[str, str]]) 
             for j, line in enumerate((html.unescape(piece) if entities else piece).split("\n")):
                 if j:
                     stack[-1].append(_void(tags, _BREAK))
+                line = _NOT_XML.sub("", line)  # the service's XML parser would refuse it
                 if line:
                     stack[-1].append(line)
         elif i in pairs:

@@ -66,10 +66,11 @@ def _encoding(data: bytes) -> str:
     name = m.group(1).decode("ascii")
     try:
         codec = codecs.lookup(name).name
-    except LookupError:
+        ascii_compatible = "<meta +>".encode(codec) == b"<meta +>"
+    except (LookupError, UnicodeError):  # unknown, or no text encoding ('uu', 'base64')
         raise BadFile(f"the page declares a charset we do not know: {name!r}") from None
-    # A page that says UTF-16 in ASCII bytes is not UTF-16 (browsers read it as UTF-8).
-    return "utf-8" if codec.startswith("utf-16") else codec
+    # A page that says UTF-16 (or UTF-7) in ASCII bytes is not: browsers read it as UTF-8.
+    return codec if ascii_compatible else "utf-8"
 
 
 def _read(data: bytes, limits: Limits) -> _Page:

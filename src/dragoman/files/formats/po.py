@@ -87,9 +87,10 @@ def _charset(data: bytes) -> str:
         return "utf-8"
     try:
         codec = codecs.lookup(name)
-    except LookupError:
+        ascii_compatible = "msgid".encode(codec.name) == b"msgid"
+    except (LookupError, UnicodeError):  # unknown, or no text encoding ('uu', 'base64')
         raise BadFile(f"the catalogue's charset {name!r} is not one we know") from None
-    if "msgid".encode(codec.name, errors="replace") != b"msgid":
+    if not ascii_compatible:
         raise BadFile(f"the catalogue's charset {name!r} is not ASCII-compatible")
     return codec.name
 
