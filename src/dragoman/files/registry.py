@@ -9,6 +9,7 @@ from dragoman.files.formats import (
     epub,
     htmlpage,
     jsonres,
+    markdown,
     odp,
     odt,
     po,
@@ -36,6 +37,7 @@ FORMATS: tuple[FileFormat, ...] = (
     vtt.FORMAT,
     yamlres.FORMAT,
     htmlpage.FORMAT,
+    markdown.FORMAT,
 )
 
 
