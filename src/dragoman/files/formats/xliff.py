@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from dragoman.errors import BadFile
-from dragoman.files import xmlsafe
 from dragoman.files.base import FileFormat, Limits, Segment
 from dragoman.files.inline import Item, Marked, Piece, Placed, Span, Void, add_text, mark, place
+from dragoman.files.xmlsafe import parse, serialize
 
 _PAIRED = {1: ("g", "mrk"), 2: ("pc", "mrk")}
 _WANTS = {1: ("new", "needs-translation"), 2: ("initial",)}
@@ -92,7 +92,7 @@ class _Xliff:
                 target.set("state-qualifier", "leveraged-mt")
             else:
                 unit.holder.set("state", "translated")
-        return xmlsafe.serialize(self.root)
+        return serialize(self.root)
 
     def render_in(self, translated: list[str], target: str) -> bytes:
         if self.version == 1:
@@ -179,7 +179,7 @@ def _skipped(el: etree._Element) -> bool:
 
 
 def _read(data: bytes, limits: Limits) -> _Xliff:
-    root = xmlsafe.parse(data, "the XLIFF file")
+    root = parse(data, "the XLIFF file")
     name = etree.QName(root)
     if name.localname != "xliff":
         raise BadFile(f"not an XLIFF file: its root element is <{name.localname}>")
