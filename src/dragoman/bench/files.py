@@ -99,6 +99,30 @@ def one_by_one(client: httpx.Client, texts: list[str]) -> float:
     return time.perf_counter() - started
 
 
+COUNTED = {
+    "output_tokens": 'dragoman_translation_tokens_total{kind="output"}',
+    "input_tokens": 'dragoman_translation_tokens_total{kind="input"}',
+    "retries": "dragoman_validation_retries_total",
+    "repairs": "dragoman_repairs_total",
+    "translations": "dragoman_translations_total",
+}
+
+
+def counters(client: httpx.Client) -> dict[str, float]:
+    """The server's own counts of what its engine did (summed over their labels): a pass's
+    work is the difference before and after it."""
+    text = client.get("/metrics").text
+    out = dict.fromkeys(COUNTED, 0.0)
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        name, _, value = line.rpartition(" ")
+        for key, metric in COUNTED.items():
+            if name == metric or (name.startswith(metric + "{") and "{" not in metric):
+                out[key] += float(value)
+    return out
+
+
 def verdicts(out: dict[str, Any]) -> dict[str, bool]:
     """Each target met or not, from the figures alone."""
     return {
@@ -142,16 +166,20 @@ def run_files(s: BenchSettings, meta: dict[str, Any], console: Console) -> dict[
     server = launch_dragoman(work, *flags)
     file_s: list[float] = []
     list_s: list[float] = []
+    work_done: list[dict[str, Any]] = []
     try:
         with httpx.Client(base_url=server.url, timeout=3600) as client:
             console.log("warm-up")
             as_list(client, texts[:8])
             for step, kind in enumerate(("file", "list", "list", "file")):
                 console.log(f"pass {step + 1}: {n} paragraphs as {kind}")
+                before = counters(client)
                 if kind == "file":
                     file_s.append(through_file(server.url, source, work / f"out-{step}.docx"))
                 else:
                     list_s.append(as_list(client, texts))
+                after = counters(client)
+                work_done.append({"pass": kind, **{k: after[k] - before[k] for k in after}})
             k = min(s.files_sequential, n)
             console.log(f"one request per paragraph, the first {k}")
             loop_s = one_by_one(client, texts[:k])
@@ -162,7 +190,14 @@ def run_files(s: BenchSettings, meta: dict[str, Any], console: Console) -> dict[
     untranslated = sum(1 for a, b in zip(texts, back, strict=False) if a == b) + abs(len(back) - n)
     out = summarise(file_s, list_s, loop_s, share, untranslated)
     characters = sum(map(len, texts))
-    return {"paragraphs": n, "characters": characters, "sequential": k, **out, "meta": meta}
+    return {
+        "paragraphs": n,
+        "characters": characters,
+        "sequential": k,
+        **out,
+        "engine_work": work_done,
+        "meta": meta,
+    }
 
 
 def markdown(out: dict[str, Any]) -> str:
@@ -185,6 +220,16 @@ def markdown(out: dict[str, Any]) -> str:
             f"| one request per paragraph (the first {out['sequential']}, "
             f"{100 * out['loop_share']:.0f}% of the text) | {out['loop_seconds']:.1f} | "
             f"{out['loop_whole_seconds']:.1f} scaled to the whole |",
+            "",
+            "What the engine did in each pass (the server's own counters):",
+            "",
+            "| pass | output tokens | input tokens | replies asked again | repairs |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {w['pass']} | {w['output_tokens']:,.0f} | {w['input_tokens']:,.0f} | "
+                f"{w['retries']:,.0f} | {w['repairs']:,.0f} |"
+                for w in out.get("engine_work", [])
+            ),
             "",
             f"- file / list: {out['file_over_list']:.2f}x (target at most "
             f"{FILE_OVER_LIST_LIMIT:g}x): **{word[met['file_vs_list']]}**",

@@ -46,3 +46,26 @@ def test_the_document_holds_the_paragraphs_with_bold_words(tmp_path: Path) -> No
     assert files.read_docx(path) == texts
     bold = [p.runs[0].bold for p in docx.Document(str(path)).paragraphs]
     assert [i for i, b in enumerate(bold) if b] == [i for i in range(20) if i % 5 == 0]
+
+
+def test_counters_sum_a_metric_over_its_labels_and_keep_kinds_apart() -> None:
+    exposition = "\n".join(
+        [
+            "# HELP dragoman_translation_tokens_total Tokens",
+            'dragoman_translation_tokens_total{kind="input"} 120.0',
+            'dragoman_translation_tokens_total{kind="output"} 80.0',
+            'dragoman_validation_retries_total{failure="language",outcome="fixed"} 2.0',
+            'dragoman_validation_retries_total{failure="runaway",outcome="failed"} 1.0',
+            'dragoman_repairs_total{kind="marker"} 4.0',
+            'dragoman_repairs_total_created{kind="marker"} 1.7e9',
+        ]
+    )
+
+    class Fake:
+        def get(self, path: str) -> Any:
+            assert path == "/metrics"
+            return type("R", (), {"text": exposition})()
+
+    got = files.counters(Fake())  # type: ignore[arg-type]
+    assert got["output_tokens"] == 80.0 and got["input_tokens"] == 120.0
+    assert got["retries"] == 3.0 and got["repairs"] == 4.0 and got["translations"] == 0.0
