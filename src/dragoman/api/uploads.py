@@ -130,11 +130,62 @@ async def read_upload(request: Request) -> Upload:
 
 
 def upload_body(fields: dict[str, dict[str, Any]], required: list[str]) -> dict[str, Any]:
-    """OpenAPI requestBody of an upload: multipart, a binary `file` and these fields."""
+    """OpenAPI requestBody of an upload: multipart, a binary `file` and these fields. (No rule
+    across fields, such as the source and the target differing: the schema fuzzer cannot
+    check one on a body holding a file's bytes.)"""
     properties = {"file": {"type": "string", "format": "binary"}, **fields}
     schema = {"type": "object", "properties": properties, "required": ["file", *required]}
     return {
-        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
+        "requestBody": {
+            "required": True,
+            "content": {"multipart/form-data": {"schema": schema}},
+        }
+    }
+
+
+def one_of(values: list[str], description: str = "") -> dict[str, Any]:
+    """A string field taking these values (as documented: the handler may read more
+    spellings, another case)."""
+    field: dict[str, Any] = {"type": "string", "enum": list(dict.fromkeys(values))}
+    return {**field, "description": description} if description else field
+
+
+# Each surface's error shape (api/errors.py renders them), and what the edge answers any
+# request before routing (api/edge.py) or any handler on an unexpected error.
+NATIVE_ERROR = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+}
+DEEPL_ERROR = {
+    "type": "object",
+    "properties": {"message": {"type": "string"}},
+    "required": ["message"],
+}
+LT_ERROR = {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}
+_EDGE = {
+    408: "The request body did not arrive within --body-timeout",
+    413: "The body over its bound (an upload's: --max-file-bytes)",
+    431: "Request head over --max-header-bytes",
+    500: "An unexpected error (logged with the request id)",
+}
+
+
+def errors(shape: dict[str, Any], statuses: dict[int, str]) -> dict[int | str, Any]:
+    """`responses=` of a document route: `statuses` and the edge's, in the surface's shape."""
+    table = {**_EDGE, **statuses}
+    return {
+        status: {
+            "description": table[status],
+            "content": {"application/json": {"schema": shape}},
+        }
+        for status in sorted(table)
     }
 
 

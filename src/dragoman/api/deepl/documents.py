@@ -14,14 +14,24 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 
-from dragoman.api.deepl.protocol import from_deepl
+from dragoman.api.deepl.protocol import from_deepl, target_codes, to_deepl
 from dragoman.api.deepl.router import CallerDep
 from dragoman.api.params import body_schema, read_params
-from dragoman.api.uploads import FILE_RESPONSE, JobsDep, file_response, read_upload, upload_body
+from dragoman.api.uploads import (
+    DEEPL_ERROR,
+    FILE_RESPONSE,
+    JobsDep,
+    errors,
+    file_response,
+    one_of,
+    read_upload,
+    upload_body,
+)
 from dragoman.engine.protocol import Terms
 from dragoman.errors import InvalidRequest
-from dragoman.files import find
+from dragoman.files import find, formats
 from dragoman.jobs.runner import Ask
+from dragoman.languages import NAMES
 from dragoman.service.documents import TextOptions
 from dragoman.service.glossary import Glossaries
 from dragoman.service.keys import Caller
@@ -30,31 +40,34 @@ router = APIRouter(prefix="/v2", tags=["deepl"])
 
 _FORMALITY = {"", "default", "prefer_more", "prefer_less"}
 MAX_GLOSSARIES = 5
-_KEY: dict[int | str, dict[str, Any]] = {403: {"description": "Missing or invalid key"}}
-_UPLOAD_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {
-        "description": "Bad parameters or language; a file type no reader handles (the message "
-        "names those supported), or one that is not what it claims to be"
+_KEY = {403: "Missing or invalid key"}
+_STORE = {503: "The document store (--documents-url) failing"}
+_READ = {
+    **_KEY,
+    400: "A body nested too deep or malformed",
+    404: "No document by that id and key (or expired)",
+}
+_UPLOAD_ERRORS = errors(
+    DEEPL_ERROR,
+    {
+        **_KEY,
+        400: "Bad parameters or language; a file type no reader handles (the message names those "
+        "supported), or one that is not what it claims to be",
+        404: "No glossary by that glossary_id (or not this key's)",
+        413: "The file over --max-file-bytes",
+        503: "Engine not ready, draining, the document store full (Retry-After) or failing",
     },
-    **_KEY,
-    404: {"description": "No glossary by that glossary_id (or not this key's)"},
-    408: {"description": "The request body did not arrive in time"},
-    413: {"description": "The file is larger than --max-file-bytes"},
-    431: {"description": "Request head too large"},
-    503: {"description": "Engine not ready, draining, or the document store full"},
-}
-_READ_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "A body nested too deep or malformed"},
-    **_KEY,
-    404: {"description": "No document by that id and key (or expired)"},
-}
+)
+_SOURCES = [to_deepl(c) for c in sorted(NAMES)]
+_TARGETS = sorted({t for c in NAMES for t, _ in target_codes(c)} | set(_SOURCES))
+_OUTPUTS = sorted({e.lstrip(".") for f in formats() for e in (*f.extensions, f".{f.name}")})
 _FIELDS: dict[str, dict[str, Any]] = {
-    "target_lang": {"type": "string", "description": "DeepL's code to translate into."},
-    "source_lang": {"type": "string", "description": "Omit to detect the document's."},
-    "formality": {"type": "string", "enum": sorted(_FORMALITY - {""})},
+    "target_lang": one_of(_TARGETS, "DeepL's code to translate into (any case)."),
+    "source_lang": one_of(_SOURCES, "Omit to detect the document's."),
+    "formality": one_of(sorted(_FORMALITY - {""})),
     "glossary_id": {"type": "string"},
     "glossary_ids": {"type": "string", "description": "Comma separated (at most 5)."},
-    "output_format": {"type": "string", "description": "The uploaded file's own format only."},
+    "output_format": one_of(_OUTPUTS, "The uploaded file's own format only."),
 }
 
 
@@ -144,7 +157,7 @@ async def _key(request: Request) -> str | None:
     "/document/{document_id}",
     response_model=DocumentStatus,
     response_model_exclude_none=True,
-    responses=_READ_ERRORS,
+    responses=errors(DEEPL_ERROR, {**_READ, **_STORE}),
     openapi_extra=body_schema(DocumentKey),
 )
 async def status(
@@ -167,8 +180,10 @@ async def status(
     response_class=Response,
     responses={
         200: FILE_RESPONSE,
-        **_READ_ERRORS,
-        503: {"description": "Not translated yet, or it failed: the status says which"},
+        **errors(
+            DEEPL_ERROR,
+            {**_READ, 503: "Not translated yet, or failed (the status says which); the store"},
+        ),
     },
     openapi_extra=body_schema(DocumentKey),
 )

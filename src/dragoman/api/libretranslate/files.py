@@ -17,9 +17,18 @@ from pydantic import BaseModel
 
 from dragoman.api._disconnect import cancel_on_disconnect
 from dragoman.api.deps import DeadlineDep, KeysDep
-from dragoman.api.libretranslate.protocol import from_lt
+from dragoman.api.libretranslate.protocol import from_lt, to_lt
 from dragoman.api.libretranslate.serving import caller_of
-from dragoman.api.uploads import FILE_RESPONSE, JobsDep, file_response, read_upload, upload_body
+from dragoman.api.uploads import (
+    FILE_RESPONSE,
+    LT_ERROR,
+    JobsDep,
+    errors,
+    file_response,
+    one_of,
+    read_upload,
+    upload_body,
+)
 from dragoman.errors import (
     DeadlineExceeded,
     DragomanError,
@@ -29,30 +38,32 @@ from dragoman.errors import (
 from dragoman.jobs.record import JobRecord, split_handle
 from dragoman.jobs.runner import Ask
 from dragoman.jobs.service import Jobs
+from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
 from dragoman.service.keys import ANONYMOUS
 
 router = APIRouter(tags=["libretranslate"])
 
+# LibreTranslate's spellings, its legacy aliases too (read in any case).
+_CODES = [to_lt(c) for c in sorted(NAMES)] + ["zh", "pb", "pt-BR"]
 _FIELDS: dict[str, dict[str, Any]] = {
-    "source": {"type": "string", "description": "Language code, or auto (the default)."},
-    "target": {"type": "string"},
+    "source": one_of(["auto", *_CODES], "Language code, or auto (the default)."),
+    "target": one_of(_CODES, "Language code."),
     "api_key": {"type": "string"},
 }
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {
-        "description": "Bad parameters or language, a missing API key, a file type no reader "
-        "handles (the message names those supported) or a file that is not what it claims"
+_ERRORS = errors(
+    LT_ERROR,
+    {
+        400: "Bad parameters or language, a missing API key, a file type no reader handles (the "
+        "message names those supported) or a file that is not what it claims to be",
+        403: "Invalid API key",
+        413: "The file over --max-file-bytes",
+        429: "Slowdown: the key's limits",
+        500: "The file could not be translated (the message says why)",
+        503: "Engine not ready, draining, the document store full (Retry-After) or failing",
+        504: "Not translated within the request's deadline (the job is stopped)",
     },
-    403: {"description": "Invalid API key"},
-    408: {"description": "The request body did not arrive in time"},
-    413: {"description": "The file is larger than --max-file-bytes"},
-    429: {"description": "Slowdown: the key's limits"},
-    431: {"description": "Request head too large"},
-    500: {"description": "The file could not be translated (the message says why)"},
-    503: {"description": "Engine not ready, draining, or the document store full"},
-    504: {"description": "Not translated within the request's deadline (the job is stopped)"},
-}
+)
 
 
 class LtFileResponse(BaseModel):
@@ -104,7 +115,7 @@ async def translate_file(
 @router.get(
     "/download_file/{name}",
     response_class=Response,
-    responses={200: FILE_RESPONSE, 404: {"description": "No such file (or expired)"}},
+    responses={200: FILE_RESPONSE, **errors(LT_ERROR, {404: "No such file (or expired)"})},
 )
 async def download_file(name: str, jobs: JobsDep) -> Response:
     """A file translated by /translate_file, by the name its URL gave."""

@@ -14,31 +14,42 @@ from pydantic import BaseModel, Field, ValidationError
 
 from dragoman.api.deps import CallerDep
 from dragoman.api.errors import describe_errors
-from dragoman.api.uploads import FILE_RESPONSE, JobsDep, file_response, read_upload, upload_body
+from dragoman.api.uploads import (
+    FILE_RESPONSE,
+    NATIVE_ERROR,
+    JobsDep,
+    errors,
+    file_response,
+    one_of,
+    read_upload,
+    upload_body,
+)
 from dragoman.engine.protocol import Quality
 from dragoman.errors import InvalidRequest
 from dragoman.jobs.record import JobRecord, split_handle
 from dragoman.jobs.runner import Ask
+from dragoman.languages import NAMES
 from dragoman.service.documents import TextOptions
 from dragoman.service.glossary import check_entries
 
 router = APIRouter(prefix="/v1", tags=["documents"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "Unsupported language; a file that is not what it claims to be"},
-    401: {"description": "Missing or invalid API key (when keys are on)"},
-    408: {"description": "The request body did not arrive in time"},
-    413: {"description": "The file is larger than --max-file-bytes"},
-    415: {"description": "A file type no reader handles (the message names those supported)"},
-    422: {"description": "A missing file or target_lang, or a malformed field"},
-    431: {"description": "Request head too large"},
-    503: {"description": "Engine not ready, draining, or the document store full (Retry-After)"},
-}
-_READ_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: _ERRORS[401],
-    404: {"description": "No document by that id (or not yours, or expired)"},
-    431: _ERRORS[431],
-}
+CODES = sorted(NAMES)
+_ANY = {401: "Missing or invalid API key (when keys are on)"}
+_READ = {**_ANY, 404: "No document by that id (or not yours, or expired)"}
+_STORE = {503: "The document store (--documents-url) failing"}
+_ERRORS = errors(
+    NATIVE_ERROR,
+    {
+        **_ANY,
+        400: "A language not served, the target's as source; a file that is not what it claims "
+        "to be (bad_file)",
+        413: "The file over --max-file-bytes",
+        415: "A file type no reader handles (the message names those supported)",
+        422: "A missing file or target_lang, a malformed form or glossary",
+        503: "Engine not ready, draining, the document store full (Retry-After) or failing",
+    },
+)
 
 
 class DocumentForm(BaseModel):
@@ -53,10 +64,14 @@ class DocumentForm(BaseModel):
 
 
 _FIELDS: dict[str, dict[str, Any]] = {
-    "target_lang": {"type": "string", "description": "ISO 639-1 code to translate into."},
-    "source_lang": {"type": "string", "description": "ISO 639-1 code, or auto (the default)."},
-    "glossary": {"type": "string", "description": 'A JSON object: {"term": "translation"}.'},
-    "quality": {"type": "string", "enum": ["fast", "best"]},
+    "target_lang": one_of(CODES, "ISO 639-1 code to translate into."),
+    "source_lang": one_of(["auto", *CODES], "ISO 639-1 code, or auto (the default)."),
+    "glossary": {
+        "type": "string",
+        "contentMediaType": "application/json",
+        "description": 'Terms, a JSON object: {"source term": "target term"}.',
+    },
+    "quality": one_of(["fast", "best"]),
 }
 
 
@@ -160,7 +175,7 @@ async def submit(
 @router.get(
     "/documents/{document_id}",
     response_model=DocumentJob,
-    responses=_READ_ERRORS,
+    responses=errors(NATIVE_ERROR, {**_READ, **_STORE}),
 )
 async def status(document_id: str, caller: CallerDep, jobs: JobsDep) -> DocumentJob:
     """The job: its status, progress and, once failed, why."""
@@ -174,8 +189,10 @@ async def status(document_id: str, caller: CallerDep, jobs: JobsDep) -> Document
     response_class=Response,
     responses={
         200: FILE_RESPONSE,
-        **_READ_ERRORS,
-        409: {"description": "Not translated yet, or it failed (the message says which)"},
+        **errors(
+            NATIVE_ERROR,
+            {**_READ, **_STORE, 409: "Not translated yet, or it failed (the message says which)"},
+        ),
     },
 )
 async def result(document_id: str, caller: CallerDep, jobs: JobsDep) -> Response:
@@ -189,7 +206,7 @@ async def result(document_id: str, caller: CallerDep, jobs: JobsDep) -> Response
     "/documents/{document_id}",
     status_code=204,
     response_class=Response,
-    responses=_READ_ERRORS,
+    responses=errors(NATIVE_ERROR, {**_READ, **_STORE}),
 )
 async def delete(document_id: str, caller: CallerDep, jobs: JobsDep) -> Response:
     """Stop the job if it is still translating (its engine requests aborted) and remove it."""
