@@ -1,7 +1,8 @@
 """What every request passes before routing: a request id (taken from `X-Request-Id` or made
 here, echoed in the response, on every log line of the request and in the access line), and
 the input limits that hold before anything parses: head size, body size (Content-Length and
-as the body arrives, on any method), time to receive the body, JSON nesting depth (in any of
+as the body arrives, on any method; a document upload's route has its own, larger bound),
+time to receive the body, JSON nesting depth (in any of
 the encodings JSON allows) and no lone surrogate in a JSON body. A refusal is a typed error
 answered through the one error mapping (api/errors.py). No request text is logged."""
 
