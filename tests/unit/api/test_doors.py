@@ -28,6 +28,7 @@ OPEN = {
     "/ready",
     "/",
     "/dashboard",
+    "/files",
     "/docs",
     "/openapi.json",
     "/v1/languages",
