@@ -100,8 +100,8 @@ def one_by_one(client: httpx.Client, texts: list[str]) -> float:
 
 
 COUNTED = {
-    "output_tokens": 'dragoman_translation_tokens_total{kind="output"}',
-    "input_tokens": 'dragoman_translation_tokens_total{kind="input"}',
+    "output_tokens": 'dragoman_translation_tokens_total{direction="output"}',
+    "input_tokens": 'dragoman_translation_tokens_total{direction="input"}',
     "retries": "dragoman_validation_retries_total",
     "repairs": "dragoman_repairs_total",
     "translations": "dragoman_translations_total",

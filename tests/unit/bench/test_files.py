@@ -52,8 +52,8 @@ def test_counters_sum_a_metric_over_its_labels_and_keep_kinds_apart() -> None:
     exposition = "\n".join(
         [
             "# HELP dragoman_translation_tokens_total Tokens",
-            'dragoman_translation_tokens_total{kind="input"} 120.0',
-            'dragoman_translation_tokens_total{kind="output"} 80.0',
+            'dragoman_translation_tokens_total{direction="input"} 120.0',
+            'dragoman_translation_tokens_total{direction="output"} 80.0',
             'dragoman_validation_retries_total{failure="language",outcome="fixed"} 2.0',
             'dragoman_validation_retries_total{failure="runaway",outcome="failed"} 1.0',
             'dragoman_repairs_total{kind="marker"} 4.0',
