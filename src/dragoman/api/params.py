@@ -50,16 +50,38 @@ async def read_params(request: Request, multi: frozenset[str] = frozenset()) -> 
     return params
 
 
-def body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """OpenAPI requestBody for a handler that reads its parameters itself (JSON or form)."""
+def body_schema(
+    model: type[BaseModel], required: bool = True, form: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """OpenAPI requestBody for a handler that reads its parameters itself: `model` as JSON, and
+    as a form, where no field is null (a form has no null: a field is sent or left out) and
+    the fields in `form` read as it says (a field read once, its first value, is no list)."""
     schema = model.model_json_schema()
+    form_schema = _no_nulls(schema)
+    for name, field in (form or {}).items():
+        form_schema["properties"][name] = {**form_schema["properties"][name], **field}
     return {
         "requestBody": {
-            "required": True,
+            "required": required,
             "content": {
                 "application/json": {"schema": schema},
-                "application/x-www-form-urlencoded": {"schema": schema},
-                "multipart/form-data": {"schema": schema},
+                "application/x-www-form-urlencoded": {"schema": form_schema},
+                "multipart/form-data": {"schema": form_schema},
             },
         }
     }
+
+
+def _no_nulls(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        prop = dict(prop)
+        options = [o for o in prop.pop("anyOf", []) if o.get("type") != "null"]
+        if len(options) == 1:
+            prop = {**options[0], **prop}
+        elif options:
+            prop["anyOf"] = options
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+        properties[name] = prop
+    return {**schema, "properties": properties}

@@ -9,13 +9,20 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from dragoman.api.deps import AdmissionDep, HostDep, MetricsDep, SettingsDep, require_metrics_key
 from dragoman.api.errors import error_response
+from dragoman.api.openapi import NATIVE_BODY, errors
+from dragoman.api.translate.protocol import NativeError
 from dragoman.errors import DragomanError
 from dragoman.service.admission import DRAIN_RETRY
 
 router = APIRouter(tags=["system"])
 
+KEYED = errors(
+    NativeError,
+    {**NATIVE_BODY, 401: "Missing or invalid metrics key (or, with none set, API key)"},
+)
 
-@router.get("/health")
+
+@router.get("/health", responses=errors(NativeError, {**NATIVE_BODY, 503: "The engine died"}))
 async def health(host: HostDep) -> JSONResponse:
     """200 while the process is alive and its engine has not died (loading counts as alive)."""
     if host.state == "failed":
@@ -23,7 +30,12 @@ async def health(host: HostDep) -> JSONResponse:
     return JSONResponse({"status": "ok", "engine": host.state})
 
 
-@router.get("/ready")
+@router.get(
+    "/ready",
+    responses=errors(
+        NativeError, {**NATIVE_BODY, 503: "Engine loading or stopped, or the server draining"}
+    ),
+)
 async def ready(
     request: Request, host: HostDep, metrics: MetricsDep, admission: AdmissionDep
 ) -> JSONResponse:
@@ -57,7 +69,7 @@ async def ready(
     )
 
 
-@router.get("/v1/info", dependencies=[Depends(require_metrics_key)])
+@router.get("/v1/info", dependencies=[Depends(require_metrics_key)], responses=KEYED)
 async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
     """This host, each engine's settings with the reason for each choice, package versions
     (the same report as `dragoman info --json`). Engines appear once loaded."""

@@ -13,6 +13,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from dragoman.api.openapi import serve_document
+
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
 PREFIX = "/docs/static"  # not under /static: the pages' own mount would take it
 
@@ -27,7 +29,8 @@ _HEADERS = {
 
 
 def add_docs(app: FastAPI) -> None:
-    """`/docs` for `app`, made with `docs_url=None, redoc_url=None`."""
+    """`/docs` for `app`, made with `docs_url=None, redoc_url=None`, and the document it shows."""
+    serve_document(app)
     title = app.title
     openapi = app.openapi_url or "/openapi.json"
     app.mount(PREFIX, StaticFiles(directory=ASSETS), name="docs-assets")

@@ -10,6 +10,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from dragoman.api.deps import require_metrics_key
+from dragoman.api.system import KEYED
 from dragoman.web.sampler import Sampler
 
 STATIC = Path(__file__).parent / "static"
@@ -52,7 +53,7 @@ def _answer(request: Request, since: float | None) -> JSONResponse:
 server_stats = APIRouter(tags=["system"])
 
 
-@server_stats.get("/v1/stats", dependencies=[Depends(require_metrics_key)])
+@server_stats.get("/v1/stats", dependencies=[Depends(require_metrics_key)], responses=KEYED)
 async def stats(request: Request, since: float | None = _SINCE) -> JSONResponse:
     """What the dashboard draws: a point a second for the last five minutes (rates between
     consecutive samples, p50/p99 over the last 10 s, CPU), and running totals."""
@@ -62,7 +63,7 @@ async def stats(request: Request, since: float | None = _SINCE) -> JSONResponse:
 router_stats = APIRouter(tags=["system"])
 
 
-@router_stats.get("/v1/stats", dependencies=[Depends(require_metrics_key)])
+@router_stats.get("/v1/stats", dependencies=[Depends(require_metrics_key)], responses=KEYED)
 async def proxy_stats(request: Request, since: float | None = _SINCE) -> JSONResponse:
     """The proxy's traffic and every backend's health, load, rate and latency, a point a
     second for the last five minutes."""

@@ -29,11 +29,13 @@ Options the model cannot honour, decided one by one:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dragoman.api.errors import describe_errors
+from dragoman.api.openapi import SPLIT, differ, exactly, one_of
 from dragoman.engine.protocol import Quality
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
@@ -57,6 +59,8 @@ _REFUSED = {
     "translation_memory_id": "translation memories are not supported by this server",
 }
 _FORMALITY_IGNORED = {"default", "prefer_more", "prefer_less"}
+# As DeepL's client allows; each named once (a glossary named twice is used once).
+MAX_GLOSSARIES_A_REQUEST = 5
 ModelType = Literal["latency_optimized", "quality_optimized", "prefer_quality_optimized"]
 _QUALITY: dict[str, Quality] = {
     "latency_optimized": "fast",
@@ -78,6 +82,40 @@ def to_deepl(code: str) -> str:
     return code.upper()
 
 
+def _both_cases(codes: list[str]) -> list[str]:
+    return [*codes, *(c.lower() for c in codes)]
+
+
+# The codes the document names, in DeepL's upper case and the lower case Mastodon sends (read in
+# any case); a language the model does not serve is 400 "Value for '...' not supported.".
+SOURCE_CODES = _both_cases([to_deepl(c) for c in sorted(NAMES)])
+TARGET_CODES = _both_cases(sorted({to_deepl(c) for c in NAMES} | {v.upper() for v in _IN}))
+_OPTIONAL = {"type": "null"}
+
+
+def _ours(code: str) -> str:
+    return _IN.get(code.lower(), code.lower())
+
+
+# Each language's source and target spellings: a pair of one language is refused.
+SPELLINGS = [
+    ([x for x in SOURCE_CODES if _ours(x) == c], [x for x in TARGET_CODES if _ours(x) == c])
+    for c in sorted(NAMES)
+]
+# What no tag name holds: a character XML forbids, or a brace (lxml reads `{uri}name`).
+_NO_TAG_CHARS = r"{}\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff"
+_NO_TAG = re.compile(f"[{_NO_TAG_CHARS}\ud800-\udfff]")
+_TAGS = {"type": "string", "pattern": f"^[^{_NO_TAG_CHARS}]*$"}
+# A form's `text` fields: each one text, an empty one too (a JSON `text` of "" is none).
+FORM_TEXT = {
+    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]
+}
+# Refused unless empty: what the server cannot do (see the module doc).
+_ONLY_EMPTY = exactly(
+    anyOf=[_OPTIONAL, {"type": "string", "maxLength": 0}, {"type": "array", "maxItems": 0}]
+)
+
+
 def target_codes(code: str) -> list[tuple[str, str]]:
     """(DeepL target code, name) for one of our languages."""
     variants = _VARIANTS.get(code)
@@ -86,25 +124,101 @@ def target_codes(code: str) -> list[tuple[str, str]]:
     return [(v, _VARIANT_NAMES.get(v, NAMES[code])) for v in variants]
 
 
-class DeepLTranslateRequest(BaseModel):
-    model_config = ConfigDict(extra="allow")
+# A glossary needs the source language, as at DeepL (an empty glossary_id names none); at most
+# MAX_GLOSSARIES_A_REQUEST glossaries in all (the deepl client's bound).
+_NAMES_A_GLOSSARY = {"properties": {"glossary_id": {"minLength": 1}}, "required": ["glossary_id"]}
+_GLOSSARY_RULES = [
+    {
+        "if": {
+            "anyOf": [
+                _NAMES_A_GLOSSARY,
+                {"properties": {"glossary_ids": {"minItems": 1}}, "required": ["glossary_ids"]},
+            ]
+        },
+        "then": {"properties": {"source_lang": {"type": "string"}}, "required": ["source_lang"]},
+    },
+    {
+        "if": _NAMES_A_GLOSSARY,
+        "then": {"properties": {"glossary_ids": {"maxItems": MAX_GLOSSARIES_A_REQUEST - 1}}},
+    },
+]
 
-    text: list[str] = Field(description="Texts to translate (form: repeated `text` fields).")
-    target_lang: str
-    source_lang: str | None = Field(default=None, description="Omit to detect each text's.")
-    formality: str | None = None
+
+def _translate_schema(schema: dict[str, Any]) -> None:
+    differ("source_lang", "target_lang", SPELLINGS)(schema)
+    schema["allOf"] = _GLOSSARY_RULES
+
+
+class DeepLTranslateRequest(BaseModel):
+    model_config = ConfigDict(extra="allow", json_schema_extra=_translate_schema)
+
+    text: list[str] = Field(
+        description="Texts to translate (form: repeated `text` fields); one text is read too.",
+        json_schema_extra=exactly(
+            anyOf=[
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        ),
+    )
+    target_lang: str = Field(json_schema_extra=one_of(TARGET_CODES))
+    source_lang: str | None = Field(
+        default=None,
+        description="Omit to detect each text's.",
+        json_schema_extra=exactly(anyOf=[{"type": "string", "enum": SOURCE_CODES}, _OPTIONAL]),
+    )
+    formality: str | None = Field(
+        default=None,
+        description="Accepted, no effect: default, prefer_more, prefer_less (any case); more "
+        "and less are 400 (no target here supports formality).",
+        json_schema_extra=exactly(
+            anyOf=[
+                {"type": "string", "enum": sorted(_FORMALITY_IGNORED)},
+                _OPTIONAL,
+            ]
+        ),
+    )
     context: str | None = Field(default=None, description="Accepted; not used.")
     split_sentences: Literal["0", "1", "nonewlines"] | None = Field(
         default=None,
         description="1: sentences and newlines (default); nonewlines (default with html); 0.",
+        json_schema_extra=SPLIT,
     )
-    tag_handling: Literal["html", "xml"] | None = None
+    tag_handling: Literal["html", "xml"] | None = Field(
+        default=None,
+        description="html or xml; empty: none.",
+        json_schema_extra=exactly(
+            anyOf=[{"type": "string", "enum": ["html", "xml", ""]}, _OPTIONAL]
+        ),
+    )
     model_type: ModelType | None = Field(
-        default=None, description="latency_optimized: the fast tier; the others the best."
+        default=None,
+        description="latency_optimized: the fast tier; the others the best; empty: none.",
+        json_schema_extra=exactly(anyOf=[{"type": "string", "enum": [*_QUALITY, ""]}, _OPTIONAL]),
     )
-    glossary_id: str | None = None
-    glossary_ids: list[str] = Field(default_factory=list)
-    ignore_tags: list[str] = Field(default_factory=list)
+    glossary_id: str | None = Field(
+        default=None, description="A glossary of the pair (needs source_lang); empty: none."
+    )
+    glossary_ids: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"maxItems": MAX_GLOSSARIES_A_REQUEST},
+        description="Up to 5 glossaries of the pair (with glossary_id: 5 in all), their "
+        "entries merged (needs source_lang).",
+    )
+    ignore_tags: list[str] = Field(
+        default_factory=list,
+        description="Tags whose content is not translated: a list, or comma separated.",
+        json_schema_extra=exactly(anyOf=[_TAGS, {"type": "array", "items": _TAGS}]),
+    )
+    custom_instructions: Any = Field(
+        default=None, description="Refused unless empty.", json_schema_extra=_ONLY_EMPTY
+    )
+    style_id: Any = Field(
+        default=None, description="Refused unless empty.", json_schema_extra=_ONLY_EMPTY
+    )
+    translation_memory_id: Any = Field(
+        default=None, description="Refused unless empty.", json_schema_extra=_ONLY_EMPTY
+    )
 
     @field_validator("ignore_tags", mode="before")
     @classmethod
@@ -112,13 +226,12 @@ class DeepLTranslateRequest(BaseModel):
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list):
             return value  # pydantic says what is wrong
-        return [
-            t.strip()
-            for item in items
-            if isinstance(item, str)
-            for t in item.split(",")
-            if t.strip()
-        ]
+        if not all(isinstance(item, str) for item in items):
+            return value  # pydantic says what is wrong
+        bad = next((item for item in items if _NO_TAG.search(item)), None)
+        if bad is not None:
+            raise ValueError(f"{bad!r} holds a character no tag name has")
+        return [t.strip() for item in items for t in item.split(",") if t.strip()]
 
     @field_validator("tag_handling", "model_type", mode="before")
     @classmethod
@@ -166,6 +279,18 @@ class DeepLLanguage(BaseModel):
 class DeepLUsage(BaseModel):
     character_count: int
     character_limit: int
+
+
+class DeepLLanguagesRequest(BaseModel):
+    type: Literal["source", "target"] = Field(
+        default="source", description="Source languages, or targets (any case)."
+    )
+
+
+class DeepLError(BaseModel):
+    """Every error of DeepL's endpoints, as DeepL answers them."""
+
+    message: str
 
 
 def parse_translate(params: dict[str, Any]) -> DeepLTranslateRequest:

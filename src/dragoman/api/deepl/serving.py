@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from dragoman.api.deepl.protocol import (
+    MAX_GLOSSARIES_A_REQUEST,
     DeepLLanguage,
     DeepLTranslateResponse,
     DeepLTranslation,
@@ -30,8 +31,6 @@ from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.translation import TranslationService
 
-# As DeepL's client allows; each named once (a glossary named twice is used once).
-MAX_GLOSSARIES_A_REQUEST = 5
 # What /v2/usage reports as the limit when none applies (a zero would read as "used up").
 NO_LIMIT = 10**12
 
@@ -84,11 +83,15 @@ async def translate(
     )
 
 
-def languages(translator: Translator, kind: str) -> list[DeepLLanguage]:
-    served = translator.languages
+def language_kind(kind: str) -> str:
     if kind.lower() not in ("source", "target"):
         raise InvalidRequest(f"Value for 'type' not supported: {kind!r} (source or target)")
-    if kind.lower() == "target":
+    return kind.lower()
+
+
+def languages(translator: Translator, kind: str) -> list[DeepLLanguage]:
+    served = translator.languages
+    if language_kind(kind) == "target":
         return [
             DeepLLanguage(language=code, name=name, supports_formality=False)
             for ours in served

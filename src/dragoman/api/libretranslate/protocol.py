@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dragoman.api.errors import describe_errors
+from dragoman.api.openapi import differ, exactly, one_of
 from dragoman.errors import InvalidRequest, UnsupportedLanguage
 from dragoman.languages import NAMES
 
@@ -33,20 +34,69 @@ def to_lt(code: str) -> str:
     return _OUT.get(code, code)
 
 
+# The codes the document names: LibreTranslate's own spellings, the legacy aliases too (read in
+# any case). A language the model does not serve is 400 "<code> is not supported".
+CODES = [to_lt(c) for c in sorted(NAMES)] + ["zh", "pb", "pt-BR"]
+_SPELLINGS = [[x for x in CODES if _IN.get(x.lower(), x.lower()) == c] for c in sorted(NAMES)]
+# A text: `q` empty, or an empty list, is "missing" (400), as at LibreTranslate.
+Q_TEXT = {"type": "string", "minLength": 1}
+_Q = exactly(anyOf=[Q_TEXT, {"type": "array", "items": {"type": "string"}, "minItems": 1}])
+
+
 class LtTranslateRequest(BaseModel):
-    q: str | list[str] = Field(description="A text, or a list of texts (JSON only).")
-    source: str = Field(default="auto", description="Language code, or `auto` to detect.")
-    target: str
-    format: str = Field(
-        default="text", description="`text`, or `html`: tags, attributes and code kept."
+    model_config = ConfigDict(
+        json_schema_extra=differ("source", "target", [(s, s) for s in _SPELLINGS])
     )
-    alternatives: int = Field(default=0, ge=0, description="Accepted; none are produced.")
-    api_key: str | None = None
+
+    q: str | list[str] = Field(
+        description="A text, or a list of texts (JSON only).", json_schema_extra=_Q
+    )
+    source: str = Field(
+        default="auto",
+        description="Language code, or `auto` to detect.",
+        json_schema_extra=one_of(["auto", *CODES]),
+    )
+    target: str = Field(description="Language code.", json_schema_extra=one_of(CODES))
+    format: str = Field(
+        default="text",
+        description="`text`, or `html`: tags, attributes and code kept.",
+        json_schema_extra=one_of(["text", "html"]),
+    )
+    alternatives: int = Field(
+        default=0,
+        ge=0,
+        description="Accepted; none are produced. A number, or (as LibreTranslate reads it, "
+        "and as a form sends it) a string of digits.",
+        json_schema_extra=exactly(
+            anyOf=[
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": "^[0-9]+$"},
+            ]
+        ),
+    )
+    api_key: str | None = Field(
+        default=None, description="With keys on; empty or null: none (400 when one is needed)."
+    )
+
+    @field_validator("alternatives", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        if isinstance(value, bool):  # true is no count
+            raise ValueError("alternatives must be a number")
+        return value
 
 
 class LtDetectRequest(BaseModel):
-    q: str | list[str] = Field(description="A text, or a list of texts (JSON only): one ranking.")
+    q: str | list[str] = Field(
+        description="A text, or a list of texts (JSON only): one ranking.", json_schema_extra=_Q
+    )
     api_key: str | None = None
+
+
+class LtError(BaseModel):
+    """Every error of LibreTranslate's endpoints, as LibreTranslate answers them."""
+
+    error: str
 
 
 class DetectedLanguage(BaseModel):

@@ -9,21 +9,43 @@ from dragoman.api._disconnect import cancel_on_disconnect
 from dragoman.api.deps import DeadlineDep, KeysDep, ServiceDep, SettingsDep, TranslatorDep
 from dragoman.api.libretranslate import serving
 from dragoman.api.libretranslate.protocol import (
+    Q_TEXT,
     DetectedLanguage,
     LtDetectRequest,
+    LtError,
     LtLanguage,
     LtTranslateRequest,
     LtTranslateResponse,
 )
+from dragoman.api.openapi import errors
 from dragoman.api.params import body_schema, media_type, read_params
 
 router = APIRouter(tags=["libretranslate"])
 
-_ERRORS = {
-    400: {"description": "Bad parameters, unsupported language or format, missing API key"},
-    403: {"description": "Invalid API key"},
-    429: {"description": "Slowdown: the key's limits or the server's admission limit"},
-    503: {"description": "Engine not ready, draining"},
+# As LibreTranslate answers them: bad input and a missing key 400, a bad key 403, limits 429.
+_BODY = {400: "A body nested too deep or malformed"}
+_ERRORS = errors(
+    LtError,
+    {
+        400: "Bad parameters, unsupported language or format, text too long, missing API key",
+        403: "Invalid API key",
+        429: "Slowdown: the key's limits or the server's admission limit",
+        503: "Engine not ready, draining, or deadline unmeetable",
+        504: "The request's deadline passed; its texts were aborted",
+    },
+)
+_DETECT_ERRORS = {k: v for k, v in _ERRORS.items() if k != 504}
+_READ_ERRORS = errors(LtError, {**_BODY, 503: "Engine not ready or stopped"})
+# libretranslatepy sends its api_key as a form on GET /languages: taken, and not read.
+_ANY_BODY = {
+    "requestBody": {
+        "required": False,
+        "description": "Not read (libretranslatepy sends its api_key here)",
+        "content": {
+            kind: {"schema": {}}
+            for kind in ("application/x-www-form-urlencoded", "application/json")
+        },
+    }
 }
 
 
@@ -31,8 +53,8 @@ _ERRORS = {
     "/translate",
     response_model=LtTranslateResponse,
     response_model_exclude_none=True,
-    responses=_ERRORS,  # type: ignore[arg-type]
-    openapi_extra=body_schema(LtTranslateRequest),
+    responses=_ERRORS,
+    openapi_extra=body_schema(LtTranslateRequest, form={"q": Q_TEXT}),
 )
 async def translate(
     request: Request, service: ServiceDep, keys: KeysDep, deadline: DeadlineDep
@@ -48,21 +70,26 @@ async def translate(
 @router.post(
     "/detect",
     response_model=list[DetectedLanguage],
-    responses=_ERRORS,  # type: ignore[arg-type]
-    openapi_extra=body_schema(LtDetectRequest),
+    responses=_DETECT_ERRORS,
+    openapi_extra=body_schema(LtDetectRequest, form={"q": Q_TEXT}),
 )
 async def detect(request: Request, service: ServiceDep, keys: KeysDep) -> list[DetectedLanguage]:
     """Up to three candidate languages, confidence 0-100."""
     return await serving.detect(await read_params(request), service, keys)
 
 
-@router.get("/languages", response_model=list[LtLanguage])
+@router.get(
+    "/languages",
+    response_model=list[LtLanguage],
+    responses=_READ_ERRORS,
+    openapi_extra=_ANY_BODY,
+)
 async def languages(translator: TranslatorDep) -> list[LtLanguage]:
     """Served languages, each with the languages it translates into."""
     return serving.languages(translator)
 
 
-@router.get("/frontend/settings")
+@router.get("/frontend/settings", responses=_READ_ERRORS)
 async def frontend_settings(
     translator: TranslatorDep, keys: KeysDep, settings: SettingsDep
 ) -> dict[str, object]:

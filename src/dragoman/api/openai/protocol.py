@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from dragoman.api.openapi import exactly
 from dragoman.engine.protocol import ChatFinish, ChatParams
 
 
@@ -48,10 +49,28 @@ class ChatMessage(BaseModel):
         return {"role": "system" if self.role == "developer" else self.role, "content": text}
 
 
+_META = {"title", "description", "default", "examples"}
+
+
+def _nullable_optionals(schema: dict[str, Any]) -> None:
+    """The document says so too: every optional field may be null."""
+    required = set(schema.get("required", ()))
+    for name, prop in schema.get("properties", {}).items():
+        options = prop.get("anyOf", [prop])
+        if name in required or any(o.get("type") == "null" for o in options):
+            continue
+        kept = {k: v for k, v in prop.items() if k not in _META}
+        for key in kept:
+            del prop[key]
+        prop["anyOf"] = [kept, {"type": "null"}]
+
+
 class _NullIsDefault(BaseModel):
     """An optional field sent as `null` takes its default, as OpenAI's and vLLM's servers read
     it: the openai SDK's types allow None for every optional parameter (`n`, `stream`, ...),
     and a client passing them through must not be refused for it."""
+
+    model_config = ConfigDict(json_schema_extra=_nullable_optionals)
 
     @model_validator(mode="before")
     @classmethod
@@ -67,12 +86,24 @@ class _NullIsDefault(BaseModel):
 
 
 class StreamOptions(_NullIsDefault):
+    model_config = ConfigDict(strict=True)
+
     include_usage: bool = False
 
 
+def _or_null(schema: dict[str, Any]) -> Any:
+    return exactly(anyOf=[schema, {"type": "null"}])
+
+
+# A stop sequence is not empty.
+_STOP = {"type": "string", "minLength": 1}
+
+
 class ChatCompletionRequest(_NullIsDefault):
-    # JSON as Python reads it takes Infinity and NaN: no sampling setting is either
-    model_config = ConfigDict(allow_inf_nan=False)
+    # JSON as Python reads it takes Infinity and NaN: no sampling setting is either. Strict, as
+    # OpenAI's own API is: a number is not a string holding one, a boolean not a string or a
+    # number. The integers are read by `_an_integer` (5.0 is one, as JSON Schema has it).
+    model_config = ConfigDict(allow_inf_nan=False, strict=True)
 
     model: str | None = Field(
         default=None, description="A served model (GET /v1/models); absent: the first one."
@@ -80,27 +111,70 @@ class ChatCompletionRequest(_NullIsDefault):
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, strict=False, ge=1)
     max_completion_tokens: int | None = Field(
-        default=None, ge=1, description="Wins over max_tokens. Either is capped to the context."
+        default=None,
+        strict=False,
+        ge=1,
+        description="Wins over max_tokens. Either is capped to the context.",
     )
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
-    stop: str | list[str] | None = None
-    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # as vLLM's: int64
+    stop: str | list[str] | None = Field(
+        default=None,
+        json_schema_extra=exactly(
+            anyOf=[_STOP, {"type": "array", "items": _STOP}, {"type": "null"}]
+        ),
+    )
+    # as vLLM's: int64
+    seed: int | None = Field(default=None, strict=False, ge=-(2**63), le=2**63 - 1)
     # vLLM's extras (its benchmark sends them)
-    top_k: int | None = Field(default=None, ge=-1, description="0 or -1: off.")
+    top_k: int | None = Field(default=None, strict=False, ge=-1, description="0 or -1: off.")
     min_p: float | None = Field(default=None, ge=0, le=1)
     repetition_penalty: float | None = Field(default=None, gt=0)
     ignore_eos: bool = False
     # Refused unless they ask for nothing dragoman would not give.
-    n: int = 1
-    logprobs: bool | None = None
-    top_logprobs: int | None = None
-    tools: list[Any] | None = None
-    response_format: dict[str, Any] | None = None
+    n: int = Field(
+        default=1,
+        strict=False,
+        description="One choice only.",
+        json_schema_extra=_or_null({"type": "integer", "enum": [1]}),
+    )
+    logprobs: bool | None = Field(
+        default=None,
+        description="Not supported: false or null only.",
+        json_schema_extra=_or_null({"type": "boolean", "enum": [False]}),
+    )
+    top_logprobs: int | None = Field(
+        default=None,
+        strict=False,
+        description="Not supported: 0 or null only.",
+        json_schema_extra=_or_null({"type": "integer", "enum": [0]}),
+    )
+    tools: list[Any] | None = Field(
+        default=None,
+        description="Function calling is not supported: an empty list or null only.",
+        json_schema_extra=_or_null({"type": "array", "maxItems": 0}),
+    )
+    response_format: dict[str, Any] | None = Field(
+        default=None,
+        description="Text only.",
+        json_schema_extra=_or_null(
+            {"type": "object", "properties": {"type": {"type": "string", "enum": ["text"]}}}
+        ),
+    )
+
+    @field_validator(
+        "max_tokens", "max_completion_tokens", "seed", "top_k", "n", "top_logprobs", mode="before"
+    )
+    @classmethod
+    def _an_integer(cls, value: Any) -> Any:
+        """An integer as JSON has one (5, or 5.0), not a string holding one nor a boolean."""
+        if isinstance(value, str | bool):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
 
     @field_validator("n")
     @classmethod

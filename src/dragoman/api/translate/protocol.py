@@ -4,29 +4,63 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from dragoman.api.openapi import NOT_BLANK, SPLIT, TERM, differ, exactly, one_of
 from dragoman.engine.protocol import ContextMode, FinishReason, Quality
+from dragoman.languages import NAMES
+from dragoman.service.glossary import MAX_ENTRIES
+
+CODES = sorted(NAMES)
+# What the document promises (the handler reads more spellings: any case, spaces around): a
+# text with something besides white space, or a list of at least one such.
+_TEXT = {"type": "string", "pattern": NOT_BLANK}
+_TEXTS = exactly(anyOf=[_TEXT, {"type": "array", "items": _TEXT, "minItems": 1}])
+_TERM = {"type": "string", "pattern": f"^{TERM}$"}
+_GLOSSARY = exactly(
+    anyOf=[
+        {
+            "type": "object",
+            "propertyNames": _TERM,
+            "additionalProperties": _TERM,
+            "maxProperties": MAX_ENTRIES,
+        },
+        {"type": "null"},
+    ]
+)
 
 
 class TranslateRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra=differ("source_lang", "target_lang", [([c], [c]) for c in CODES])
+    )
+
     text: str | list[str] = Field(
-        description="One text, or a list of texts translated concurrently (order is kept).",
+        description="One text, or a list of texts translated concurrently (order is kept); "
+        "none empty or blank.",
         examples=["Thank you very much for your help."],
+        json_schema_extra=_TEXTS,
     )
     source_lang: str = Field(
         description="ISO 639-1 code of the text's language, or `auto`: each text's is detected "
-        "on its own (`detected_source_lang` in each translation).",
+        "on its own (`detected_source_lang` in each translation). A language the model does "
+        "not serve (GET /v1/languages), or the target's, is 400 unsupported_language.",
         examples=["en"],
+        json_schema_extra=one_of(["auto", *CODES]),
     )
-    target_lang: str = Field(description="ISO 639-1 code to translate into.", examples=["fr"])
+    target_lang: str = Field(
+        description="ISO 639-1 code to translate into.",
+        examples=["fr"],
+        json_schema_extra=one_of(CODES),
+    )
     split_sentences: Literal["0", "1", "nonewlines"] = Field(
         default="1",
         description="Texts longer than --min-split-chars, or with newlines, are translated "
         "sentence by sentence, concurrently, the layout kept: 1 at sentence ends and newlines, "
         "nonewlines at sentence ends only, 0 not at sentences (a piece over --max-unit-chars "
-        "is still cut).",
+        "is still cut). As DeepL's clients send it, the numbers 0 and 1 and null are read too.",
+        json_schema_extra=SPLIT,
     )
     format: Literal["text", "html", "xml"] = Field(
         default="text",
@@ -37,8 +71,11 @@ class TranslateRequest(BaseModel):
     glossary: dict[str, str] | None = Field(
         default=None,
         description='Terms to translate so: {"source term": "target term"}. Each sentence '
-        "holding a term is sent with it; `glossary_missed` says which the model did not use.",
+        "holding a term is sent with it; `glossary_missed` says which the model did not use. "
+        "A term holds no control character or line break and, without the white space "
+        "around it, is 1 to 200 characters.",
         examples=[{"save": "enregistrer"}],
+        json_schema_extra=_GLOSSARY,
     )
     context: ContextMode | None = Field(
         default=None,
@@ -81,6 +118,23 @@ class TranslateRequest(BaseModel):
         if value is None:
             return "1"
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        """A number, as the document says: not a string holding one, nor a boolean."""
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                raise PydanticCustomError(
+                    "float_parsing",
+                    "Input should be a valid number, unable to parse string as a number",
+                ) from None
+            raise PydanticCustomError("float_type", "Input should be a valid number, not a string")
+        if isinstance(value, bool):
+            raise PydanticCustomError("float_type", "Input should be a valid number")
+        return value
 
     @field_validator("source_lang", "target_lang")
     @classmethod
@@ -166,3 +220,14 @@ class LanguagesResponse(BaseModel):
         description="On a multi-model server: every pair served, and by which model. "
         "Otherwise any two of `languages` make a pair.",
     )
+
+
+class NativeErrorDetail(BaseModel):
+    code: str = Field(description="What went wrong, for a program: `unsupported_language`, ...")
+    message: str
+
+
+class NativeError(BaseModel):
+    """Every error of the native API and the system endpoints (api/errors.py renders it)."""
+
+    error: NativeErrorDetail

@@ -6,10 +6,12 @@ from fastapi import APIRouter, Request
 
 from dragoman.api._disconnect import cancel_on_disconnect
 from dragoman.api.deps import CallerDep, DeadlineDep, ServiceDep, TranslatorDep
+from dragoman.api.openapi import NATIVE_BODY, errors
 from dragoman.api.translate import serving
 from dragoman.api.translate.protocol import (
     Language,
     LanguagesResponse,
+    NativeError,
     PairInfo,
     TranslateRequest,
     TranslateResponse,
@@ -18,24 +20,26 @@ from dragoman.languages import NAMES
 
 router = APIRouter(prefix="/v1", tags=["translation"])
 
-_ERRORS = {
-    400: {"description": "Unknown or unsupported language; JSON nested too deep"},
-    401: {"description": "Missing or invalid API key (when keys are on)"},
-    408: {"description": "The request body did not arrive in time"},
-    413: {"description": "Text too long, too many texts, or body too large"},
-    422: {"description": "Empty text or malformed request"},
-    429: {"description": "Server at its admission limit, or the key's rate limit (Retry-After)"},
-    431: {"description": "Request head too large"},
-    503: {"description": "Engine not ready or stopped, draining, or deadline unmeetable"},
-    504: {"description": "The request's deadline passed; its texts were aborted"},
-}
+_ERRORS = errors(
+    NativeError,
+    {
+        400: "Unknown or unsupported language, or source = target; JSON nested too deep",
+        401: "Missing or invalid API key (when keys are on)",
+        413: "Text too long, too many texts, or body too large",
+        422: "Empty text or malformed request",
+        429: "Server at its admission limit, or the key's rate limit (Retry-After)",
+        503: "Engine not ready or stopped, draining, or deadline unmeetable",
+        504: "The request's deadline passed; its texts were aborted",
+    },
+)
+_LANGUAGE_ERRORS = errors(NativeError, {**NATIVE_BODY, 503: "Engine not ready or stopped"})
 
 
 @router.post(
     "/translate",
     response_model=TranslateResponse,
     response_model_exclude_none=True,
-    responses=_ERRORS,  # type: ignore[arg-type]
+    responses=_ERRORS,
 )
 async def translate(
     body: TranslateRequest,
@@ -50,7 +54,12 @@ async def translate(
     return await cancel_on_disconnect(request, serving.translate(body, service, caller, deadline))
 
 
-@router.get("/languages", response_model=LanguagesResponse, response_model_exclude_none=True)
+@router.get(
+    "/languages",
+    response_model=LanguagesResponse,
+    response_model_exclude_none=True,
+    responses=_LANGUAGE_ERRORS,
+)
 async def languages(translator: TranslatorDep) -> LanguagesResponse:
     """The languages the loaded model serves, as ISO 639-1 codes with English names."""
     pairs = getattr(translator, "pairs", None)
