@@ -193,6 +193,19 @@ class Validator:
             return "length"
         return None
 
+    def only_markers_broken(
+        self, unit: str, reply: str, target: str, source: str | None = None
+    ) -> bool:
+        """Whether the reply's one fault is its inline markers (<g1>, <x1/>): its placeholders
+        ({1}) each there once, and the text without markers passing every other check."""
+        if Counter(PLACEHOLDERS.findall(unit)) != Counter(PLACEHOLDERS.findall(reply)):
+            return False
+        bare_unit, bare_reply = MARKERS.sub("", unit), MARKERS.sub("", reply)
+        return (
+            tokens(unit) != tokens(reply)
+            and self.check(bare_unit, bare_reply, target, source) is None
+        )
+
 
 def rank(failure: Failure | None) -> int:
     """Lower is better: a valid reply; then broken placeholders (repaired afterwards, in the

@@ -8,6 +8,7 @@ from dragoman.metrics import Metrics
 from dragoman.service import validate
 from dragoman.service.admission import Admission
 from dragoman.service.deadline import Deadline
+from dragoman.service.documents import PLAIN, TextOptions
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.settings import ServeSettings
@@ -135,7 +136,12 @@ class Scripted:
 
 
 async def _translate(
-    engine: Scripted, text: str, target: str, seconds: float = 60.0, **settings: object
+    engine: Scripted,
+    text: str,
+    target: str,
+    seconds: float = 60.0,
+    options: TextOptions = PLAIN,
+    **settings: object,
 ) -> tuple[str, Metrics]:
     s = ServeSettings(**{"cache_mib": 0, "retry_invalid": True, **settings})
     metrics = Metrics()
@@ -147,7 +153,7 @@ async def _translate(
         KeyLimits(0, 0),
     )
     deadline = Deadline.start(seconds)
-    out = await service.translate([text], "en", target, Caller(None), deadline)
+    out = await service.translate([text], "en", target, Caller(None), deadline, options)
     return out.results[0].text, metrics
 
 
@@ -338,3 +344,42 @@ async def test_a_reply_kept_only_for_want_of_time_is_not_cached() -> None:
     engine.replies = [other, other]
     assert await ask_text(other) == other and len(engine.sent) == 4  # both failed
     assert await ask_text(other) == other and len(engine.sent) == 4  # cached all the same
+
+
+XML = TextOptions(markup="xml")
+
+
+async def test_lost_inline_markers_alone_are_repaired_not_asked_again() -> None:
+    source = "Save <g1>all</g1> your changes before you close the window."
+    engine = Scripted("Enregistrez toutes vos modifications avant de fermer la fenêtre.", "unused")
+    text, metrics = await _translate(engine, source, "fr", options=XML)
+    assert text.count("<g1>") == 1 and text.count("</g1>") == 1  # put back
+    assert len(engine.sent) == 1  # one decode: the markers are put back, not asked for
+    assert _retries(metrics, "markers", "repaired") == 1
+    assert (
+        _retries(metrics, "placeholders", "fixed") + _retries(metrics, "placeholders", "failed")
+        == 0
+    )
+
+
+async def test_lost_markers_beside_another_fault_are_still_asked_again() -> None:
+    # markers lost and the reply left in English: the language is worth a second request
+    source = "Save <g1>all</g1> your changes before you close the window."
+    engine = Scripted(
+        "Save all your changes before you close the window.",
+        "Enregistrez <g1>toutes</g1> vos modifications avant de fermer la fenêtre.",
+    )
+    text, metrics = await _translate(engine, source, "fr", options=XML)
+    assert text == "Enregistrez <g1>toutes</g1> vos modifications avant de fermer la fenêtre."
+    assert len(engine.sent) == 2 and isinstance(engine.sent[1], Insisted)
+    assert _retries(metrics, "markers", "repaired") == 0
+    assert _retries(metrics, "placeholders", "fixed") == 1
+
+
+def test_only_markers_broken_is_false_when_a_placeholder_is_lost(validator: Validator) -> None:
+    unit = "Hello {1}, save <g1>all</g1> changes now."
+    assert validator.only_markers_broken(unit, "Bonjour {1}, enregistrez tout maintenant.", "fr")
+    assert not validator.only_markers_broken(unit, "Bonjour, enregistrez tout maintenant.", "fr")
+    assert not validator.only_markers_broken(
+        unit, "Bonjour {1}, enregistrez <g1>tout</g1> maintenant.", "fr"
+    )  # nothing broken at all
