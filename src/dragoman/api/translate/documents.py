@@ -69,6 +69,11 @@ _FIELDS: dict[str, dict[str, Any]] = {
     "glossary": {
         "type": "string",
         "contentMediaType": "application/json",
+        "contentSchema": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "minLength": 1},
+            "propertyNames": {"minLength": 1},
+        },
         "description": 'Terms, a JSON object: {"source term": "target term"}.',
     },
     "quality": one_of(["fast", "best"]),
