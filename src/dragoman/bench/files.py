@@ -80,14 +80,21 @@ def through_file(url: str, source: Path, out: Path) -> float:
     return time.perf_counter() - started
 
 
-def as_list(client: httpx.Client, texts: list[str]) -> float:
+def as_list(client: httpx.Client, texts: list[str]) -> tuple[float, list[str]]:
+    """Seconds for the texts as one list, and their translations."""
     started = time.perf_counter()
     body = {"text": texts, "source_lang": "en", "target_lang": "fr"}
     r = client.post("/v1/translate", json=body)
     r.raise_for_status()
-    if len(r.json()["translations"]) != len(texts):
+    out = [t["text"] for t in r.json()["translations"]]
+    if len(out) != len(texts):
         raise RuntimeError("the list came back short")
-    return time.perf_counter() - started
+    return time.perf_counter() - started, out
+
+
+def unchanged(sources: list[str], outs: list[str]) -> set[int]:
+    """The paragraphs that came back as they were sent (a missing one counts)."""
+    return {i for i, s in enumerate(sources) if i >= len(outs) or outs[i] == s}
 
 
 def one_by_one(client: httpx.Client, texts: list[str]) -> float:
@@ -128,12 +135,17 @@ def verdicts(out: dict[str, Any]) -> dict[str, bool]:
     return {
         "file_vs_list": 0 < out["file_over_list"] <= FILE_OVER_LIST_LIMIT,
         "loop_vs_file": out["loop_over_file"] >= LOOP_OVER_FILE_MIN,
-        "translated": out["untranslated"] == 0,
+        "translated": out["lost_in_file"] == 0,
     }
 
 
 def summarise(
-    file_s: list[float], list_s: list[float], loop_s: float, loop_share: float, untranslated: int
+    file_s: list[float],
+    list_s: list[float],
+    loop_s: float,
+    loop_share: float,
+    in_file: set[int] | None = None,
+    in_list: set[int] | None = None,
 ) -> dict[str, Any]:
     """The ratios, from the passes' medians; the loop scaled from its share of the text."""
     file_m, list_m = statistics.median(file_s), statistics.median(list_s)
@@ -146,7 +158,12 @@ def summarise(
         "loop_whole_seconds": loop_whole,
         "file_over_list": file_m / list_m,
         "loop_over_file": loop_whole / file_m,
-        "untranslated": untranslated,
+        # Paragraphs the file brought back as they were: the model's own misses (a name
+        # list, a reply left in English) the list has too; those only the file has are lost
+        # by the file's path, which must lose none.
+        "unchanged_in_file": sorted(in_file or ()),
+        "unchanged_in_list": sorted(in_list or ()),
+        "lost_in_file": len((in_file or set()) - (in_list or set())),
     }
 
 
@@ -167,6 +184,7 @@ def run_files(s: BenchSettings, meta: dict[str, Any], console: Console) -> dict[
     file_s: list[float] = []
     list_s: list[float] = []
     work_done: list[dict[str, Any]] = []
+    in_list: set[int] = set()
     try:
         with httpx.Client(base_url=server.url, timeout=3600) as client:
             console.log("warm-up")
@@ -177,7 +195,9 @@ def run_files(s: BenchSettings, meta: dict[str, Any], console: Console) -> dict[
                 if kind == "file":
                     file_s.append(through_file(server.url, source, work / f"out-{step}.docx"))
                 else:
-                    list_s.append(as_list(client, texts))
+                    seconds, outs = as_list(client, texts)
+                    list_s.append(seconds)
+                    in_list |= unchanged(texts, outs)
                 after = counters(client)
                 work_done.append({"pass": kind, **{k: after[k] - before[k] for k in after}})
             k = min(s.files_sequential, n)
@@ -186,9 +206,9 @@ def run_files(s: BenchSettings, meta: dict[str, Any], console: Console) -> dict[
     finally:
         server.stop()
     share = sum(map(len, texts[:k])) / sum(map(len, texts))
-    back = read_docx(work / "out-0.docx")
-    untranslated = sum(1 for a, b in zip(texts, back, strict=False) if a == b) + abs(len(back) - n)
-    out = summarise(file_s, list_s, loop_s, share, untranslated)
+    in_file = unchanged(texts, read_docx(work / "out-0.docx"))
+    in_file |= unchanged(texts, read_docx(work / "out-3.docx"))
+    out = summarise(file_s, list_s, loop_s, share, in_file, in_list)
     characters = sum(map(len, texts))
     return {
         "paragraphs": n,
@@ -235,8 +255,10 @@ def markdown(out: dict[str, Any]) -> str:
             f"{FILE_OVER_LIST_LIMIT:g}x): **{word[met['file_vs_list']]}**",
             f"- one at a time / file: {out['loop_over_file']:.2f}x (target at least "
             f"{LOOP_OVER_FILE_MIN:g}x): **{word[met['loop_vs_file']]}**",
-            f"- paragraphs left as they were in the translated file: {out['untranslated']} "
-            f"(target 0): **{word[met['translated']]}**",
+            f"- paragraphs back as they were: {len(out['unchanged_in_file'])} in the file "
+            f"(passes 1 and 4), {len(out['unchanged_in_list'])} in the list (passes 2 and 3); "
+            f"in the file only, lost by its path: {out['lost_in_file']} (target 0): "
+            f"**{word[met['translated']]}**",
             "",
         ]
     )

@@ -10,9 +10,13 @@ from dragoman.bench import files
 
 
 def _out(
-    file_s: list[float], list_s: list[float], loop_s: float, untranslated: int = 0
+    file_s: list[float],
+    list_s: list[float],
+    loop_s: float,
+    in_file: set[int] | None = None,
+    in_list: set[int] | None = None,
 ) -> dict[str, Any]:
-    return files.summarise(file_s, list_s, loop_s, 0.1, untranslated)
+    return files.summarise(file_s, list_s, loop_s, 0.1, in_file, in_list)
 
 
 def test_verdicts_met_when_the_file_is_near_its_list_and_far_ahead_of_the_loop() -> None:
@@ -31,9 +35,16 @@ def test_verdict_loop_vs_file_fails_below_its_minimum() -> None:
     assert files.verdicts(out)["loop_vs_file"] is False
 
 
-def test_verdict_translated_fails_on_a_paragraph_left_as_it_was() -> None:
-    out = _out([10.0], [10.0], 10.0, untranslated=1)
-    assert files.verdicts(out)["translated"] is False
+def test_verdict_translated_fails_on_a_paragraph_only_the_file_left_as_it_was() -> None:
+    out = _out([10.0], [10.0], 10.0, in_file={3, 7}, in_list={3})
+    assert out["lost_in_file"] == 1 and files.verdicts(out)["translated"] is False
+    # the model's own miss, in both: not the file's path
+    out = _out([10.0], [10.0], 10.0, in_file={3}, in_list={3})
+    assert out["lost_in_file"] == 0 and files.verdicts(out)["translated"] is True
+
+
+def test_unchanged_counts_paragraphs_sent_back_as_they_were_and_missing_ones() -> None:
+    assert files.unchanged(["a", "b", "c"], ["A", "b"]) == {1, 2}
 
 
 def test_the_document_holds_the_paragraphs_with_bold_words(tmp_path: Path) -> None:
