@@ -67,6 +67,7 @@ def test_counters_sum_a_metric_over_its_labels_and_keep_kinds_apart() -> None:
             'dragoman_translation_tokens_total{direction="output"} 80.0',
             'dragoman_validation_retries_total{failure="language",outcome="fixed"} 2.0',
             'dragoman_validation_retries_total{failure="runaway",outcome="failed"} 1.0',
+            'dragoman_validation_retries_total{reason="markers",outcome="repaired"} 9.0',
             'dragoman_repairs_total{kind="marker"} 4.0',
             'dragoman_repairs_total_created{kind="marker"} 1.7e9',
         ]
