@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from dragoman.api.deepl.protocol import from_deepl, target_codes, to_deepl
 from dragoman.api.deepl.router import CallerDep
+from dragoman.api.deepl.serving import glossary_terms
 from dragoman.api.params import body_schema, read_params
 from dragoman.api.uploads import (
     DEEPL_ERROR,
@@ -27,19 +28,16 @@ from dragoman.api.uploads import (
     read_upload,
     upload_body,
 )
-from dragoman.engine.protocol import Terms
 from dragoman.errors import InvalidRequest
 from dragoman.files import find, formats
 from dragoman.jobs.runner import Ask
 from dragoman.languages import NAMES
 from dragoman.service.documents import TextOptions
 from dragoman.service.glossary import Glossaries
-from dragoman.service.keys import Caller
 
 router = APIRouter(prefix="/v2", tags=["deepl"])
 
 _FORMALITY = {"", "default", "prefer_more", "prefer_less"}
-MAX_GLOSSARIES = 5
 _KEY = {403: "Missing or invalid key"}
 _STORE = {503: "The document store (--documents-url) failing"}
 _READ = {
@@ -88,28 +86,6 @@ class DocumentStatus(BaseModel):
     error_message: str | None = None
 
 
-async def _terms(
-    glossaries: Glossaries, ids: list[str], source: str | None, target: str, caller: Caller
-) -> Terms:
-    """The entries of the glossaries named, as /v2/translate takes them."""
-    if not ids:
-        return ()
-    if len(ids) > MAX_GLOSSARIES:
-        raise InvalidRequest(f"at most {MAX_GLOSSARIES} glossaries a request")
-    if source is None:
-        raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
-    terms: list[tuple[str, str]] = []
-    for glossary_id in ids:
-        g = await glossaries.get(glossary_id, caller.key)
-        if (g.source_lang, g.target_lang) != (source, target):
-            raise InvalidRequest(
-                f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
-                f"{source}->{target}"
-            )
-        terms += g.entries
-    return tuple(terms)
-
-
 @router.post(
     "/document",
     response_model=DocumentHandle,
@@ -142,7 +118,7 @@ async def upload(request: Request, caller: CallerDep, jobs: JobsDep) -> Document
     ids = [fields[n] for n in ("glossary_id",) if fields.get(n)]
     ids += [i.strip() for i in fields.get("glossary_ids", "").split(",") if i.strip()]
     glossaries: Glossaries = request.app.state.glossaries
-    terms = await _terms(glossaries, list(dict.fromkeys(ids)), source, target, caller)
+    terms = await glossary_terms(glossaries, list(dict.fromkeys(ids)), source, target, caller)
     ask = Ask(source, target, TextOptions(glossary=terms))
     record, key = await jobs.submit(sent.filename, sent.data, ask, caller)
     return DocumentHandle(document_id=record.id, document_key=key)

@@ -22,7 +22,7 @@ from dragoman.api.deepl.protocol import (
     target_codes,
     to_deepl,
 )
-from dragoman.engine.protocol import Translator
+from dragoman.engine.protocol import Terms, Translator
 from dragoman.errors import InvalidRequest
 from dragoman.languages import NAMES
 from dragoman.service.deadline import Deadline
@@ -33,6 +33,29 @@ from dragoman.service.translation import TranslationService
 
 # What /v2/usage reports as the limit when none applies (a zero would read as "used up").
 NO_LIMIT = 10**12
+
+
+async def glossary_terms(
+    glossaries: Glossaries, ids: list[str], source: str | None, target: str, caller: Caller
+) -> Terms:
+    """The entries of the glossaries named (a text's or a document's), as DeepL takes them:
+    at most MAX_GLOSSARIES_A_REQUEST, each of the request's pair, a source language given."""
+    if len(ids) > MAX_GLOSSARIES_A_REQUEST:
+        raise InvalidRequest(f"at most {MAX_GLOSSARIES_A_REQUEST} glossaries a request")
+    if not ids:
+        return ()
+    if source is None:
+        raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
+    terms: list[tuple[str, str]] = []
+    for glossary_id in ids:
+        g = await glossaries.get(glossary_id, caller.key)
+        if (g.source_lang, g.target_lang) != (source, target):
+            raise InvalidRequest(
+                f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
+                f"{source}->{target}"
+            )
+        terms += g.entries
+    return tuple(terms)
 
 
 async def translate(
@@ -47,21 +70,8 @@ async def translate(
     source = None if req.source_lang is None else from_deepl(req.source_lang, "source_lang")
     options = options_of(req)
     ids = list(dict.fromkeys([*([req.glossary_id] if req.glossary_id else []), *req.glossary_ids]))
-    if len(ids) > MAX_GLOSSARIES_A_REQUEST:
-        raise InvalidRequest(f"at most {MAX_GLOSSARIES_A_REQUEST} glossaries a request")
-    if ids:
-        if source is None:
-            raise InvalidRequest("Use of a glossary requires the source_lang parameter to be set")
-        terms: list[tuple[str, str]] = []
-        for glossary_id in ids:
-            g = await glossaries.get(glossary_id, caller.key)
-            if (g.source_lang, g.target_lang) != (source, target):
-                raise InvalidRequest(
-                    f"glossary {glossary_id} is {g.source_lang}->{g.target_lang}, not "
-                    f"{source}->{target}"
-                )
-            terms += g.entries
-        options = replace(options, glossary=tuple(terms))
+    if terms := await glossary_terms(glossaries, ids, source, target, caller):
+        options = replace(options, glossary=terms)
     out = await service.translate(req.text, source, target, caller, deadline, options, req.quality)
     # Each text's own tier (a list may mix models); a text no model translated: the request's.
     tiers = out.qualities or [None] * len(req.text)
