@@ -181,6 +181,13 @@ class Metrics:
             ["reason", "outcome"],
             registry=r,
         )
+        self.candidates = Counter(
+            f"{prefix}_candidates_total",
+            "Units sent to the engine, by how many candidates were made for them (k; 1: the "
+            "greedy reply alone) and why that many (auto, setting, best, request).",
+            ["k", "why"],
+            registry=r,
+        )
         self.detections = Counter(
             f"{prefix}_detections_total",
             "Texts whose source language was detected (source auto), by outcome.",

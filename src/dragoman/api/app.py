@@ -124,7 +124,7 @@ def build_app(
     metrics.watch_admission(admission)
     stats = ServerStats(metrics, host, settings.architecture)
 
-    service = TranslationService(host.translator, settings, metrics, admission, limits)
+    service = TranslationService(host.translator, settings, metrics, admission, limits, host.ready)
     glossaries = glossaries_of(settings, metrics)
     jobs = Jobs(service, host.translator, job_store_of(settings))
 

@@ -38,6 +38,8 @@ class EngineHost:
         self._translator: Translator | None = None
         self.state: State = "loading"
         self.error: str | None = None
+        self.ready = asyncio.Event()
+        """Set once the engine is up (work that needs it waits on this, not on polls)."""
 
     async def __aenter__(self) -> EngineHost:
         self._task = asyncio.create_task(self._run(), name="engine-host")
@@ -61,6 +63,7 @@ class EngineHost:
                     # (lingua's detector does), which would stall the first requests admitted.
                     await asyncio.to_thread(self._on_ready, translator)
                 self._translator, self.state = translator, "ready"
+                self.ready.set()
                 await self._watch(translator)
         except asyncio.CancelledError:
             raise

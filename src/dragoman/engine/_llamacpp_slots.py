@@ -34,6 +34,7 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 
@@ -150,3 +151,21 @@ class PrefixBank:
         if self.enabled:
             log.warning("prompt prefixes are computed in each slot: %s", why)
         self.enabled = False
+
+
+def slot_seconds(answer: dict[str, Any]) -> float | None:
+    """Prompt and decode time of an answer in its slot, from llama-server's timings."""
+    timings = answer.get("timings") or {}
+    if "predicted_ms" not in timings:
+        return None
+    return float(timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3
+
+
+def slot_client(url: str, slots: int, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+    """A connection per slot (requests past the slots wait for one in the translator's
+    SlotPicker, not in llama-server's HTTP queue), without timeouts past the connect:
+    deadlines are the service's, which cancels. `headers` (the server's key) go with every
+    request."""
+    limits = httpx.Limits(max_connections=slots + 1)
+    timeout = httpx.Timeout(10.0, read=None, pool=None)
+    return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout, headers=headers)

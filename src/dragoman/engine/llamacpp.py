@@ -11,6 +11,7 @@ budget, repetition penalty and guard are dragoman's own, so both engines do the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import sys
@@ -36,11 +37,18 @@ from dragoman.engine._llamacpp_process import (
     free_port,
     stream_messages,
 )
-from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker
+from dragoman.engine._llamacpp_slots import PrefixBank, SlotPicker, slot_client, slot_seconds
 from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.host_defaults import Choice, EnginePlan, choose_threads, kv_bytes_per_token
 from dragoman.engine.hygiene import clean_output
-from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, PromptBuilder, PromptFormat
+from dragoman.engine.prompts import (
+    RETRY_TEMPERATURE,
+    SAMPLE_TEMPERATURE,
+    SAMPLE_TOP_P,
+    Insisted,
+    PromptBuilder,
+    PromptFormat,
+)
 from dragoman.engine.protocol import ChatChunk, ChatParams, FinishReason, Terms, Translation
 from dragoman.errors import DragomanError, EngineDead, EngineFailed
 from dragoman.host import Host, detect
@@ -237,7 +245,12 @@ class LlamaCppTranslator:
             raise EngineDead(f"llama-server's /health answered {r.status_code}: {r.text[:200]}")
 
     def payload(
-        self, ids: list[int], max_tokens: int, slot: int | None = None, retry: bool = False
+        self,
+        ids: list[int],
+        max_tokens: int,
+        slot: int | None = None,
+        retry: bool = False,
+        seed: int | None = None,
     ) -> dict[str, Any]:
         """A /completion request: dragoman's prompt as token ids (the GGUF's vocabulary is
         the tokenizer's), greedy (a `retry` sampled with a fixed seed, as on vLLM),
@@ -257,6 +270,8 @@ class LlamaCppTranslator:
         }
         if retry:  # as vLLM samples: the whole distribution, no top-k, top-p or min-p cut
             body.update(seed=0, top_k=0, top_p=1.0, min_p=0.0)
+        elif seed is not None:  # a sampled candidate, as vLLM's
+            body.update(temperature=SAMPLE_TEMPERATURE, seed=seed, top_k=0, top_p=SAMPLE_TOP_P)
         if slot is not None:
             body["id_slot"] = slot
         if self.prompts.stop:
@@ -276,8 +291,17 @@ class LlamaCppTranslator:
             return EngineDead(f"llama-server exited ({code}); restart the server")
         return EngineFailed(f"translation failed in llama-server: {exc!r}")
 
+    async def candidates(
+        self, text: str, source: str, target: str, terms: Terms, k: int
+    ) -> list[Translation]:
+        """The greedy reply and `k - 1` sampled ones (seeds 1..k-1), in slots of their own."""
+        seeds = (None, *range(1, k))
+        return list(
+            await asyncio.gather(*(self.translate(text, source, target, terms, s) for s in seeds))
+        )
+
     async def translate(
-        self, text: str, source: str, target: str, terms: Terms = ()
+        self, text: str, source: str, target: str, terms: Terms = (), seed: int | None = None
     ) -> Translation:
         ids, max_tokens = self.prompts.build(text, source, target, terms)
         guard = self._guard(text, max_tokens)
@@ -291,7 +315,7 @@ class LlamaCppTranslator:
                 if self._slots.key_of(slot) != pair:
                     await self._bank.load(pair, slot)
                 final, text_out, cut, slot_seconds = await self._generate(
-                    self.payload(ids, max_tokens, slot, isinstance(text, Insisted)), guard
+                    self.payload(ids, max_tokens, slot, isinstance(text, Insisted), seed), guard
                 )
         except (httpx.HTTPError, ValueError, KeyError) as exc:
             raise self._failure(exc) from exc
@@ -336,9 +360,9 @@ class LlamaCppTranslator:
         budget = int(body["n_predict"])
         if guard is None:
             final = await self._answer(body)
-            return final, final.get("content", ""), None, _slot_seconds(final)
+            return final, final.get("content", ""), None, slot_seconds(final)
         head = await self._answer({**body, "n_predict": min(budget, UNSTREAMED_TOKENS)})
-        seconds = _slot_seconds(head)
+        seconds = slot_seconds(head)
         cut = guard.feed(head.get("tokens") or [])
         if cut is not None or head.get("stop_type") != "limit" or len(guard.tokens) >= budget:
             return head, head.get("content", ""), cut, seconds
@@ -349,7 +373,7 @@ class LlamaCppTranslator:
             "stream": True,
         }
         final, cut = await self._stream(tail, guard)
-        more = _slot_seconds(final)
+        more = slot_seconds(final)
         total = None if seconds is None or more is None else seconds + more
         # The whole output's text from its tokens: the first answer may end inside a character.
         return final, self._tokenizer.decode(guard.tokens, skip_special_tokens=True), cut, total
@@ -407,24 +431,6 @@ class LlamaCppTranslator:
             raise self._failure(exc) from exc
         finally:
             self._running -= 1
-
-
-def _slot_seconds(answer: dict[str, Any]) -> float | None:
-    """Prompt and decode time of an answer in its slot, from llama-server's timings."""
-    timings = answer.get("timings") or {}
-    if "predicted_ms" not in timings:
-        return None
-    return float(timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1e3
-
-
-def slot_client(url: str, slots: int, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
-    """A connection per slot (requests past the slots wait for one in the translator's
-    SlotPicker, not in llama-server's HTTP queue), without timeouts past the connect:
-    deadlines are the service's, which cancels. `headers` (the server's key) go with every
-    request."""
-    limits = httpx.Limits(max_connections=slots + 1)
-    timeout = httpx.Timeout(10.0, read=None, pool=None)
-    return httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout, headers=headers)
 
 
 @asynccontextmanager

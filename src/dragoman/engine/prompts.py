@@ -118,6 +118,12 @@ would mostly repeat the failed reply. Measured against greedy in benchmarks/READ
 validation"."""
 
 
+SAMPLE_TEMPERATURE = 0.7
+SAMPLE_TOP_P = 0.95
+"""Sampling for a text's candidates after the greedy one (service/candidates.py), seeded 1..k-1
+on every engine, so the same text gets the same candidates."""
+
+
 class Insisted(str):
     """A text asked again after its first reply failed the service's check: the prompt adds
     `note` to its system prompt, and the engine samples (RETRY_TEMPERATURE). Like InContext,

@@ -33,6 +33,13 @@ class Translation:
     cached: bool = False
     """Answered from the translation cache: its tokens are those the engine's answer had (a
     hit reports the usage a miss does), but no engine work was done for it."""
+    logprob: float | None = None
+    """The model's mean log-probability per output token, where the engine was asked for it
+    (a candidate's: ties of the consensus pick are broken by it)."""
+    candidates: int = 1
+    """How many candidates the engine made for it (1: the greedy reply alone)."""
+    alternatives: tuple[str, ...] = ()
+    """The runners-up of the consensus pick, distinct, in pick order."""
 
 
 def charged_both(kept: Translation, first: Translation, second: Translation) -> Translation:
@@ -69,6 +76,31 @@ class Translator(Protocol):
     def model_for(self, source: str, target: str) -> str:
         """The model that translates this pair (several models share a server)."""
         ...
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """A translator that can make several candidates of one text (service/candidates.py)."""
+
+    async def candidates(
+        self, text: str, source: str, target: str, terms: Terms, k: int
+    ) -> list[Translation]:
+        """`k` replies for one text, the greedy one first, then `k - 1` sampled ones (seeds
+        1..k-1), each with its `logprob`, each through the engine's guard and hygiene. Raises
+        as `translate` does."""
+        ...
+
+
+_SAMPLER_CLASSES: dict[type, bool] = {}
+
+
+def is_sampler(translator: object) -> TypeGuard[Sampler]:
+    """Whether `translator` makes candidates (asked once per class, as `is_tiered`)."""
+    cls = type(translator)
+    known = _SAMPLER_CLASSES.get(cls)
+    if known is None:
+        known = _SAMPLER_CLASSES[cls] = isinstance(translator, Sampler)
+    return known
 
 
 @runtime_checkable

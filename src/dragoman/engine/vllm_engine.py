@@ -15,11 +15,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from dragoman.engine._vllm_parts import build_engine, decode_step_seconds, timings
 from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.prompts import (
     RETRY_TEMPERATURE,
+    SAMPLE_TEMPERATURE,
+    SAMPLE_TOP_P,
     Insisted,
     PromptBuilder,
     PromptFormat,
@@ -207,16 +210,53 @@ class VllmTranslator:
     async def translate(
         self, text: str, source: str, target: str, terms: Terms = ()
     ) -> Translation:
-        from vllm.inputs import TokensPrompt
-        from vllm.v1.engine.exceptions import EngineDeadError
-
         ids, max_tokens = self.prompts.build(text, source, target, terms)
         params = self._base_params.clone()
         params.max_tokens = max_tokens
         if isinstance(text, Insisted):
             # Asked again after a failed reply: greedy decoding would mostly repeat it.
             params.temperature, params.seed = RETRY_TEMPERATURE, 0
+        return await self._run(text, ids, params)
 
+    async def candidates(
+        self, text: str, source: str, target: str, terms: Terms, k: int
+    ) -> list[Translation]:
+        """The greedy reply, then `k - 1` sampled ones (seeds 1..k-1), each scored. The sampled
+        ones start once the greedy one has its first token: its prompt is then in vLLM's prefix
+        cache, so they share it instead of each computing it in the same step."""
+        ids, max_tokens = self.prompts.build(text, source, target, terms)
+
+        def params(seed: int | None) -> Any:
+            p = self._base_params.clone()
+            p.max_tokens = max_tokens
+            p.logprobs = 0  # the chosen token's: the sum is the output's log-probability
+            if seed is not None:
+                p.temperature, p.top_p, p.seed = SAMPLE_TEMPERATURE, SAMPLE_TOP_P, seed
+            return p
+
+        prefilled = asyncio.Event()
+        async with asyncio.TaskGroup() as group:
+            greedy = group.create_task(self._run(text, ids, params(None), prefilled))
+            waiting = group.create_task(prefilled.wait())
+            await asyncio.wait((greedy, waiting), return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            sampled = [
+                group.create_task(self._run(text, ids, params(seed))) for seed in range(1, k)
+            ]
+        return [greedy.result(), *(t.result() for t in sampled)]
+
+    async def step_seconds(self, streams: int, tokens: int) -> float:
+        return await decode_step_seconds(self._engine, self._tokenizer, streams, tokens)
+
+    async def _run(
+        self, text: str, ids: list[int], params: Any, prefilled: asyncio.Event | None = None
+    ) -> Translation:
+        """One engine request for `text` (prompt `ids`), through the guard and hygiene;
+        `prefilled` is set once its first token is out."""
+        from vllm.inputs import TokensPrompt
+        from vllm.v1.engine.exceptions import EngineDeadError
+
+        max_tokens = params.max_tokens
         request_id = uuid.uuid4().hex
         started = time.monotonic()
         window = self._settings.repeat_window
@@ -227,6 +267,8 @@ class VllmTranslator:
         stream = self._engine.generate(TokensPrompt(prompt_token_ids=ids), params, request_id)
         try:
             out = await unless_dead(anext(stream, None), self._dead)  # the step that adds it
+            if prefilled is not None:
+                prefilled.set()
             while out is not None:
                 final = out
                 if guard is not None:
@@ -266,7 +308,10 @@ class VllmTranslator:
             finish = "repetition"
         else:
             finish = "length" if completion.finish_reason == "length" else "stop"
-        queue_s, infer_s = _timings(final.metrics, wall)
+        queue_s, infer_s = timings(final.metrics, wall)
+        logprob = None
+        if params.logprobs is not None and completion.cumulative_logprob is not None:
+            logprob = completion.cumulative_logprob / max(1, len(completion.token_ids))
         return Translation(
             text=clean_output(out_text, text),
             finish_reason=finish,
@@ -274,6 +319,7 @@ class VllmTranslator:
             output_tokens=len(tokens),
             queue_seconds=queue_s,
             inference_seconds=infer_s,
+            logprob=logprob,
         )
 
     # -- chat (the OpenAI surface): the model's chat template, no translation prompt or guard --
@@ -365,50 +411,6 @@ class VllmTranslator:
             await stream.aclose()  # aborts the engine request if it is still running
 
 
-def _timings(metrics: Any, wall: float) -> tuple[float, float]:
-    """(queue, inference) seconds from the engine's own request stats, else the wall time."""
-    queued = getattr(metrics, "queued_ts", 0.0)
-    scheduled = getattr(metrics, "scheduled_ts", 0.0)
-    last = getattr(metrics, "last_token_ts", 0.0)
-    if queued and scheduled and last >= scheduled >= queued:
-        return scheduled - queued, last - scheduled
-    return 0.0, wall
-
-
-def _no_prometheus() -> Any:
-    """A stat logger that records nothing: keeps per-request stats (queue and inference time)
-    on for an extra engine without registering a second set of `vllm:` collectors, which would
-    replace the first engine's in the process-wide registry."""
-    from vllm.v1.metrics.loggers import StatLoggerBase
-
-    class NoPrometheus(StatLoggerBase):
-        def __init__(self, vllm_config: Any, engine_index: int = 0) -> None:
-            pass
-
-        def record(self, *args: Any, **kwargs: Any) -> None:
-            pass
-
-        def log_engine_initialized(self) -> None:
-            pass
-
-    return NoPrometheus
-
-
-def _build(args: Any, prometheus: bool) -> AsyncLLM:
-    from vllm.v1.engine.async_llm import AsyncLLM
-    from vllm.v1.executor import Executor
-
-    if prometheus:
-        return AsyncLLM.from_engine_args(args)
-    config = args.create_engine_config()
-    return AsyncLLM(
-        vllm_config=config,
-        executor_class=Executor.get_class(config),
-        log_stats=False,
-        stat_loggers=[_no_prometheus()],  # custom loggers switch request stats on by themselves
-    )
-
-
 async def unless_dead(work: Awaitable[T], dead: asyncio.Event) -> T:
     """`work`'s result, or EngineDead as soon as `dead` is set (`work` is then cancelled, so
     vLLM aborts what it had started). Cancelling the caller cancels `work` too. A request's
@@ -456,7 +458,7 @@ async def open_vllm(
     if name:
         args.served_model_name = [name]
     started = time.monotonic()
-    engine = await asyncio.to_thread(_build, args, prometheus)
+    engine = await asyncio.to_thread(build_engine, args, prometheus)
     try:
         engine._run_output_handler()  # built off the loop thread; start its loop here
         # vLLM asks the engine core for this on a request's way in, until it has it once; a

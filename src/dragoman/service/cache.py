@@ -61,16 +61,17 @@ class TranslationCache:
         raw = "\x1f".join(fields).encode()
         return hashlib.blake2b(raw, digest_size=16).digest()
 
-    def get(self, key: bytes) -> Translation | None:
+    def get(self, key: bytes, need: int = 1) -> Translation | None:
+        """The entry of `key`, when it was made from at least `need` candidates."""
         if not self.enabled:
             return None
         hit = self._lru.get(key)
-        if hit is None:
+        if hit is None or (need > 1 and made_of(hit) < need):
             self._metrics.local_misses.inc()
             return None
         return self._hit(hit)
 
-    def get_all(self, keys: Iterable[bytes]) -> list[str] | None:
+    def get_all(self, keys: Iterable[bytes], need: int = 1) -> list[str] | None:
         """Every key's entry (`pack`) when the local cache holds them all, each counted as a
         hit (`as_hit` makes it a Translation); None, with nothing counted, at the first key it
         lacks (the rest are not looked at). Called on the event loop for up to a request's
@@ -81,6 +82,8 @@ class TranslationCache:
         if not all(key in self._lru for key in held):
             return None
         texts = [self._lru[key] for key in held]
+        if need > 1 and any(made_of(t) < need for t in texts):
+            return None
         self._metrics.local_hits.inc(len(texts))
         return texts
 
@@ -88,7 +91,7 @@ class TranslationCache:
         self._metrics.local_hits.inc()
         return as_hit(text)
 
-    async def fetch(self, key: bytes) -> Translation | None:
+    async def fetch(self, key: bytes, need: int = 1) -> Translation | None:
         """On a local miss: the shared store's translation (None without a store, or when it
         has none or fails), kept locally too."""
         if self.store is None:
@@ -99,6 +102,8 @@ class TranslationCache:
         try:
             hit = as_hit(entry)
         except ValueError:  # not an entry of this version: a miss
+            return None
+        if hit.candidates < need:
             return None
         self._keep(key, entry)
         return hit
@@ -128,19 +133,49 @@ class TranslationCache:
 
 
 def pack(value: Translation) -> str:
-    """A translation as an entry: its tokens, then its text (one string: in the local cache
-    and the shared store alike, a few bytes more than the text)."""
-    return f"{value.input_tokens} {value.output_tokens}\x1f{value.text}"
+    """A translation as an entry: its tokens, the candidates it was picked from and the
+    lengths of its alternatives, then its text and its alternatives (one string: in the local
+    cache and the shared store alike, a few bytes more than the text)."""
+    alternatives = value.alternatives
+    lengths = "".join(f" {len(a)}" for a in alternatives)
+    head = f"{value.input_tokens} {value.output_tokens} {value.candidates}{lengths}"
+    return f"{head}\x1f{value.text}{''.join(alternatives)}"
+
+
+def made_of(entry: str) -> int:
+    """The candidates an entry's translation was picked from."""
+    fields = entry[: entry.find("\x1f")].split(" ")
+    return int(fields[2]) if len(fields) > 2 else 1
 
 
 def as_hit(entry: str) -> Translation:
     """An entry as its translation: a stop, with the tokens it cost and no engine work.
     ValueError if `entry` is not one `pack` made."""
-    usage, sep, text = entry.partition("\x1f")
+    usage, sep, body = entry.partition("\x1f")
     if not sep:
         raise ValueError("not a cache entry")
-    given, made = usage.split(" ")
-    return Translation(text, "stop", int(given), int(made), 0.0, 0.0, cached=True)
+    given, made, *rest = usage.split(" ")
+    candidates = int(rest[0]) if rest else 1
+    lengths = [int(n) for n in rest[1:]]
+    end = len(body) - sum(lengths)
+    if end < 0:
+        raise ValueError("not a cache entry")
+    alternatives = []
+    at = end
+    for n in lengths:
+        alternatives.append(body[at : at + n])
+        at += n
+    return Translation(
+        body[:end],
+        "stop",
+        int(given),
+        int(made),
+        0.0,
+        0.0,
+        cached=True,
+        candidates=candidates,
+        alternatives=tuple(alternatives),
+    )
 
 
 def settings_salt(settings: ServeSettings) -> str:

@@ -14,6 +14,9 @@ from pydantic_settings import CliSuppress
 from dragoman.engine.protocol import ContextMode, Quality
 from dragoman.settings import EngineSettings, HostChecked, MetricsKeyed, comma_list
 
+MAX_CANDIDATES = 8
+"""Most candidates of one sentence (the setting's, a request's, or for its alternatives)."""
+
 
 class ModelSpec(BaseModel):
     """One model of a multi-model server (`[[models]]` in the config file)."""
@@ -123,6 +126,16 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     """Check each reply (placeholders and inline tags each kept once, the target language, a
     sane length) and ask once more, with a reinforced instruction, when it fails; the better
     reply is kept. Measured: benchmarks/README.md, "Reply validation"."""
+
+    candidates: Literal["auto"] | int = Field(default="auto", union_mode="left_to_right")
+    """Candidates made for each sentence, the consensus of them kept (service/candidates.py):
+    1, the greedy reply alone; N (2-8), the greedy reply and N-1 sampled ones; auto, as many
+    as the engine makes for about the price of one (measured at start: a decode step of k
+    sequences against one), and only while it has that room free, so 1 where a batch costs
+    more (the CPU hosts measured) or under load. A request's `candidates` overrides it."""
+
+    candidates_best: int = Field(default=4, ge=2, le=MAX_CANDIDATES)
+    """Candidates for a request with `quality: best`, whatever they cost."""
 
     cache_mib: int = Field(default=64, ge=0)
     """Memory for the translation cache of finished sentences (0: off)."""
@@ -293,6 +306,13 @@ class ServeSettings(EngineSettings, MetricsKeyed, HostChecked):
     engine_check_interval: float = Field(default=5.0, gt=0)
     """Seconds between checks that the engine is alive, with or without traffic: a dead engine
     fails /health and stops the server with a non-zero exit."""
+
+    @field_validator("candidates")
+    @classmethod
+    def _candidates(cls, value: str | int) -> str | int:
+        if value != "auto" and not 1 <= int(value) <= MAX_CANDIDATES:
+            raise ValueError(f"candidates is auto or 1 to {MAX_CANDIDATES}")
+        return value
 
     @field_validator("languages", mode="before")
     @classmethod

@@ -5,11 +5,15 @@ combined, and what a text costs its key."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dragoman.detect import Detection
 from dragoman.engine.prompts import InContext
 from dragoman.engine.protocol import FinishReason, Quality, Terms, Translation
+
+if TYPE_CHECKING:
+    from dragoman.service.documents import Plan
 
 
 @dataclass(frozen=True)
@@ -69,3 +73,23 @@ def combine(text: str, parts: list[Translation]) -> Translation:
         max((p.queue_seconds for p in parts), default=0.0),
         max((p.inference_seconds for p in parts), default=0.0),
     )
+
+
+def with_alternatives(
+    whole: Translation, plan: Plan, parts: list[Translation], most: int
+) -> Translation:
+    """`whole` (a text put together from its units' picks) with up to `most` alternatives:
+    the j-th puts together each unit's j-th runner-up where it has one, else its pick;
+    distinct, and none the same as the pick."""
+    seen = {whole.text}
+    alternatives: list[str] = []
+    for j in range(most):
+        if not any(len(p.alternatives) > j for p in parts):
+            break
+        texts = [p.alternatives[j] if len(p.alternatives) > j else p.text for p in parts]
+        text, _ = plan.assemble(texts)
+        if text not in seen:
+            seen.add(text)
+            alternatives.append(text)
+    made = max((p.candidates for p in parts), default=1)
+    return replace(whole, alternatives=tuple(alternatives), candidates=made)

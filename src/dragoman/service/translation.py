@@ -16,7 +16,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress
 from typing import TypeVar
 
@@ -42,6 +42,7 @@ from dragoman.service import context, textwork
 from dragoman.service.admission import Admission
 from dragoman.service.cache import TranslationCache, as_hit, settings_salt
 from dragoman.service.cache_store import SharedStore
+from dragoman.service.candidates import Policy, probe_when_ready
 from dragoman.service.deadline import Deadline
 from dragoman.service.documents import PLAIN, Plan, Sizes, TextOptions, parse, plan
 from dragoman.service.glossary import TermIndex, index_of, missed, terms_in
@@ -49,7 +50,13 @@ from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
 from dragoman.service.settings import ServeSettings
 from dragoman.service.textwork import each_once
-from dragoman.service.translated import Translated, charge_of, combine, unchanged
+from dragoman.service.translated import (
+    Translated,
+    charge_of,
+    combine,
+    unchanged,
+    with_alternatives,
+)
 from dragoman.service.units import Job, Units
 from dragoman.text.markup import Markup
 
@@ -69,6 +76,10 @@ class _Ask:
     translator: Translator
     size: int
     """Its characters: past `textwork.CUT_IN_THREAD`, text work runs off the event loop."""
+    candidates: int | None = None
+    """The candidates of each sentence it asked for (None: the server's choice)."""
+    alternatives: int = 0
+    """The runners-up it wants for each text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +118,9 @@ class TranslationService:
         metrics: Metrics,
         admission: Admission,
         limits: KeyLimits,
+        ready: asyncio.Event | None = None,
     ) -> None:
+        """`ready` is set once the engine is up: `candidates = auto` then measures it."""
         self._translator = translator  # raises EngineNotReady / EngineDead
         self.settings = settings
         self.metrics = metrics
@@ -119,15 +132,26 @@ class TranslationService:
             store = SharedStore(settings.cache_url, settings.cache_ttl, metrics)
         salt = settings_salt(settings)
         self.cache = TranslationCache(settings.cache_mib * 2**20, salt, metrics, store)
-        self.units = Units(self.cache, metrics, settings.retry_invalid, lambda: self.detector)
+        self.candidates = Policy(settings.candidates, settings.candidates_best)
+        self.units = Units(
+            self.cache, metrics, settings.retry_invalid, lambda: self.detector, self.candidates
+        )
+        self._ready = ready
+        self._probe: asyncio.Task[None] | None = None
         # A model's form when its translator has no plan for it (echo; the Ray ingress, whose
         # engines run elsewhere): the settings as given.
         self._unplanned = f"{settings.weights}/{settings.gguf_weights}/{settings.dtype}"
 
     async def __aenter__(self) -> TranslationService:
+        if self._ready is not None and self.settings.candidates == "auto":
+            probing = probe_when_ready(self.candidates, self._ready, self._translator)
+            self._probe = asyncio.create_task(probing, name="candidates-probe")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+            await asyncio.gather(self._probe, return_exceptions=True)
         await self.cache.aclose()  # the shared store's connections
 
     def _check(
@@ -184,22 +208,28 @@ class TranslationService:
         deadline: Deadline,
         options: TextOptions = PLAIN,
         quality: Quality | None = None,
+        candidates: int | None = None,
+        alternatives: int = 0,
     ) -> Translated:
         """Translate `texts` from `source` (None: detect each text's) into `target`, on the
-        `quality` tier's model where the server hosts tiers (None: each pair's default).
+        `quality` tier's model where the server hosts tiers (None: each pair's default), from
+        `candidates` per sentence (None: the server's choice; service/candidates.py), with
+        up to `alternatives` runners-up per text (`Translation.alternatives`).
         In stages: check, find each text's language, cut the texts into units, answer the
         units (cache, admission, engine), put the texts back together, count."""
         self.admission.check_open()  # a draining server says so before anything else
         translator = self._translator()
         self._check(texts, source, target, translator)
         # A long request's text work runs off the event loop (`textwork`).
-        ask = _Ask(texts, target, options, quality, translator, sum(len(t) for t in texts))
+        size = sum(len(t) for t in texts)
+        ask = _Ask(texts, target, options, quality, translator, size, candidates, alternatives)
         self.limits.check(caller, ask.size)
         sources, detections, markups = await self._languages(ask, source)
         terms = await index_of(options.glossary) if options.glossary else None
         # A long request is cut off the event loop: 3 MB of short lines took it 5 s.
         cut = await textwork.run(ask.size, lambda: self._cut(ask, sources, markups, terms))
-        done = await self._answer(cut, caller, deadline)
+        need = self.candidates.need(candidates, quality, alternatives)
+        done = await self._answer(cut, caller, deadline, need)
         # Put back together off the event loop too, as it was cut: 64 pages of 60 KB held
         # /ready 1.8 s while their markup was rebuilt.
         whole = await textwork.run(ask.size, lambda: self._reassemble(ask, cut, done, terms))
@@ -268,11 +298,21 @@ class TranslationService:
                 if go:
                     found = terms_in(u, terms)
                     key = self.key_of(model, text, src, target, found)
-                    jobs.append(Job(model, text, src, target, found, key))
+                    job = Job(model, text, src, target, found, key)
+                    if ask.candidates or ask.quality or ask.alternatives:
+                        job = replace(
+                            job,
+                            asked=ask.candidates,
+                            quality=ask.quality,
+                            alternatives=ask.alternatives,
+                        )
+                    jobs.append(job)
             charged[i] = charge_of(texts[i], ((j.shown, j.terms) for j in jobs[first:]))
         return _Cut(plans, engine, jobs, charged)
 
-    async def _answer(self, cut: _Cut, caller: Caller, deadline: Deadline) -> Iterable[Translation]:
+    async def _answer(
+        self, cut: _Cut, caller: Caller, deadline: Deadline, need: int = 1
+    ) -> Iterable[Translation]:
         """Every unit's translation, in order: all from the cache, or admitted and fanned out
         to the engine (each unit from the cache where it can). Charges the caller's key."""
         jobs = cut.jobs
@@ -291,7 +331,7 @@ class TranslationService:
         self.limits.check(caller, chars)
         # A long document holds at most max_items places; its units take turns in them. A
         # request the cache answers whole takes no place: it does no engine work.
-        cached = self.cache.get_all([job.key for job in jobs]) if jobs else None
+        cached = self.cache.get_all([job.key for job in jobs], need) if jobs else None
         held = min(len(jobs), self.settings.max_items)
         ticket = self.admission.admit(held, remaining) if jobs and cached is None else None
         self.limits.charge(caller, chars)  # the key's use and the admission agree, hit or not
@@ -337,6 +377,8 @@ class TranslationService:
             if repairs:
                 log.info("text %d: %d repairs: %s", i, len(repairs), "; ".join(repairs[:3]))
             results[i] = combine(text, parts)
+            if ask.alternatives:
+                results[i] = with_alternatives(results[i], p, parts, ask.alternatives)
         return _Whole(results, missed_terms, tokens[0], tokens[1])
 
     def _counted(

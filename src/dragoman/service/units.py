@@ -8,16 +8,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import cast
 
 from dragoman.detect import LanguageDetector
-from dragoman.engine.prompts import Insisted, insist_note
-from dragoman.engine.protocol import Terms, Translation, Translator, charged_both
+from dragoman.engine.prompts import InContext, Insisted, insist_note
+from dragoman.engine.protocol import (
+    Quality,
+    Sampler,
+    Terms,
+    Translation,
+    Translator,
+    charged_both,
+)
 from dragoman.errors import DeadlineExceeded, DragomanError
 from dragoman.metrics import Metrics
 from dragoman.service import context
 from dragoman.service.admission import Ticket
 from dragoman.service.cache import TranslationCache
+from dragoman.service.candidates import Policy, pick
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
 from dragoman.service.validate import Validator, rank
@@ -38,6 +47,11 @@ class Job:
     """The glossary's terms it holds."""
     key: bytes
     """Its cache key (`TranslationService.key_of`)."""
+    asked: int | None = None
+    """The candidates its request asked for (None: the server's choice)."""
+    quality: Quality | None = None
+    alternatives: int = 0
+    """The runners-up its request wants."""
 
 
 class Units:
@@ -49,7 +63,9 @@ class Units:
         metrics: Metrics,
         retry_invalid: bool,
         detector: Callable[[], LanguageDetector],
+        policy: Policy,
     ) -> None:
+        self.policy = policy
         self.cache = cache
         self.metrics = metrics
         self.retry_invalid = retry_invalid
@@ -61,22 +77,66 @@ class Units:
         lookup in the shared store and, on its miss, one engine request. A unit that joins one
         in flight counts as coalesced, not as a shared lookup (it made none: fifty identical
         units asked the store fifty times before they merged)."""
-        hit = self.cache.get(job.key)
+        need = self.policy.need(job.asked, job.quality, job.alternatives)
+        hit = self.cache.get(job.key, need)
         if hit is not None:
             return hit
 
         async def stored_or_checked() -> Translation:
             """The shared store's translation, where there is one, else the engine's."""
-            stored = await self.cache.fetch(job.key)
+            stored = await self.cache.fetch(job.key, need)
             if stored is not None:
                 return stored
+            wanted = self.policy.k(job.model, job.asked, job.quality, job.alternatives)
+            self.metrics.candidates.labels(str(wanted.k), wanted.why).inc()
+            if wanted.k > 1:
+                return await self._consensus(job, wanted.k, deadline)
             return await self._checked(
                 job.model, job.shown, job.source, job.target, job.terms, deadline, job.key
             )
 
-        # The same unit, model, pair, terms and neighbours.
-        result: Translation = await self._coalescer.run(job.key, stored_or_checked)
+        # The same unit, model, pair, terms and neighbours, and as many candidates at least.
+        joined = job.key + bytes([need])
+        result: Translation = await self._coalescer.run(joined, stored_or_checked)
         return result
+
+    async def _consensus(self, job: Job, k: int, deadline: Deadline) -> Translation:
+        """`k` candidates of one unit, each checked, and the consensus of those that passed
+        (service/candidates.py), its runners-up as alternatives; where none passed, the
+        greedy one goes the way of a single reply (asked again once)."""
+        text, source, target = job.shown, job.source, job.target
+        replies = await cast(Sampler, job.model).candidates(text, source, target, job.terms, k)
+        validator = Validator(self._detector())
+
+        def failures() -> list[str | None]:
+            out: list[str | None] = []
+            for reply in replies:
+                failure: str | None = validator.check(text, reply.text, target, source)
+                if failure == "placeholders" and validator.only_markers_broken(
+                    text, reply.text, target, source
+                ):
+                    failure = None  # put back where their text is, as for one reply
+                if failure is None and isinstance(text, InContext):
+                    failure = "context" if context.overflows(reply, text, source, target) else None
+                out.append(failure)
+            return out
+
+        failed = await asyncio.to_thread(failures)
+        order = await asyncio.to_thread(pick, replies, failed)
+        if not order:
+            return await self._checked(
+                job.model, text, source, target, job.terms, deadline, job.key, replies[0]
+            )
+        kept = replace(
+            replies[order[0]],
+            input_tokens=sum(r.input_tokens for r in replies),
+            output_tokens=sum(r.output_tokens for r in replies),
+            inference_seconds=max(r.inference_seconds for r in replies),
+            candidates=k,
+            alternatives=tuple(replies[i].text for i in order[1:]),
+        )
+        self.cache.put(job.key, kept)
+        return kept
 
     async def _checked(
         self,
@@ -87,6 +147,7 @@ class Units:
         terms: Terms,
         deadline: Deadline,
         key: bytes,
+        first: Translation | None = None,
     ) -> Translation:
         """One unit's engine request, checked; a failed reply is asked again once, with an
         instruction naming what failed, within the unit's admitted place and the deadline.
@@ -95,8 +156,9 @@ class Units:
         they come back the same, two engine requests for the same answer each time). Not one
         kept only because the deadline left no time to ask again: one client's short deadline
         would have fixed a failing reply for every later request (for a week from a shared
-        store)."""
-        first = await context.translate(translator, text, source, target, terms)
+        store). `first`: a reply already made (the greedy one of candidates that all failed)."""
+        if first is None:
+            first = await context.translate(translator, text, source, target, terms)
         if not self.retry_invalid:
             self.cache.put(key, first)
             return first

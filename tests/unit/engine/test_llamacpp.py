@@ -18,10 +18,10 @@ import pytest
 
 from dragoman.engine import _llamacpp_process, llamacpp, llamacpp_embedded
 from dragoman.engine._llamacpp_process import LlamaServerProcess, command
+from dragoman.engine._llamacpp_slots import slot_client
 from dragoman.engine.llamacpp import (
     LlamaCppTranslator,
     server_launcher,
-    slot_client,
     thread_count,
 )
 from dragoman.engine.prompts import RETRY_TEMPERATURE, Insisted, insist_note
