@@ -7,7 +7,14 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from dragoman.api.deps import AdmissionDep, HostDep, MetricsDep, SettingsDep, require_metrics_key
+from dragoman.api.deps import (
+    AdmissionDep,
+    HostDep,
+    MetricsDep,
+    ServiceDep,
+    SettingsDep,
+    require_metrics_key,
+)
 from dragoman.api.errors import error_response
 from dragoman.api.openapi import NATIVE_BODY, errors
 from dragoman.api.translate.protocol import NativeError
@@ -70,9 +77,10 @@ async def ready(
 
 
 @router.get("/v1/info", dependencies=[Depends(require_metrics_key)], responses=KEYED)
-async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
+async def info(host: HostDep, settings: SettingsDep, service: ServiceDep) -> JSONResponse:
     """This host, each engine's settings with the reason for each choice, package versions
-    (the same report as `dragoman info --json`). Engines appear once loaded."""
+    (the same report as `dragoman info --json`), and the candidates policy: its setting, what
+    the start-up probe measured, and how often each k was used. Engines appear once loaded."""
     from dragoman.engine.llamacpp import gguf_file
     from dragoman.host import detect
     from dragoman.info import report
@@ -89,7 +97,15 @@ async def info(host: HostDep, settings: SettingsDep) -> JSONResponse:
         else model_path(served.get(name, name), settings.data_dir, plan.weights.value)
         for name, plan in plans.items()
     }
-    return JSONResponse(report(detect(), plans, models))
+    body = report(detect(), plans, models)
+    used = {
+        f"{sample.labels['k']}/{sample.labels['why']}": int(sample.value)
+        for metric in service.metrics.candidates.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    }
+    body["candidates"] = {**service.candidates.report(), "used": used}
+    return JSONResponse(body)
 
 
 @router.get("/metrics", include_in_schema=False, dependencies=[Depends(require_metrics_key)])

@@ -56,23 +56,41 @@ def build_engine(args: Any, prometheus: bool) -> AsyncLLM:
     )
 
 
-async def decode_step_seconds(engine: AsyncLLM, tokenizer: Any, streams: int, tokens: int) -> float:
-    """Seconds a decode step takes with `streams` sequences at once: `streams` requests of the
-    same short prompt, `tokens` tokens each (no stop); the time from the last one's first token
-    to the last one's end, per step after the first."""
+async def decode_step_seconds(
+    engine: AsyncLLM, tokenizer: Any, streams: int, tokens: int, sampled: bool
+) -> float:
+    """Seconds a decode step takes with `streams` sequences of the same short prompt at once,
+    `tokens` tokens each (no stop): greedy ones, or (`sampled`) as candidates are made, one
+    greedy and the rest sampled with seeds, each with its log-probability. The time from the
+    last one's first token to the last one's end, per step after the first."""
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
-    ids = tokenizer.encode("Good morning. The meeting starts at nine, in the garden.")
-    params = SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True)
+    from dragoman.engine.prompts import SAMPLE_TEMPERATURE, SAMPLE_TOP_P
 
-    async def one() -> tuple[float, float]:
+    ids = tokenizer.encode("Good morning. The meeting starts at nine, in the garden.")
+
+    def params(seed: int) -> SamplingParams:
+        if not sampled:
+            return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True)
+        if seed == 0:
+            return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True, logprobs=0)
+        return SamplingParams(
+            temperature=SAMPLE_TEMPERATURE,
+            top_p=SAMPLE_TOP_P,
+            seed=seed,
+            max_tokens=tokens,
+            ignore_eos=True,
+            logprobs=0,
+        )
+
+    async def one(seed: int) -> tuple[float, float]:
         first = None
         prompt = TokensPrompt(prompt_token_ids=ids)
-        async for _ in engine.generate(prompt, params, uuid.uuid4().hex):
+        async for _ in engine.generate(prompt, params(seed), uuid.uuid4().hex):
             first = first or time.monotonic()
         return first or time.monotonic(), time.monotonic()
 
-    times = await asyncio.gather(*(one() for _ in range(streams)))
+    times = await asyncio.gather(*(one(seed) for seed in range(streams)))
     start, end = max(t[0] for t in times), max(t[1] for t in times)
     return (end - start) / max(1, tokens - 1)

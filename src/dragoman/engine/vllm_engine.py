@@ -245,8 +245,8 @@ class VllmTranslator:
             ]
         return [greedy.result(), *(t.result() for t in sampled)]
 
-    async def step_seconds(self, streams: int, tokens: int) -> float:
-        return await decode_step_seconds(self._engine, self._tokenizer, streams, tokens)
+    async def step_seconds(self, streams: int, tokens: int, sampled: bool) -> float:
+        return await decode_step_seconds(self._engine, self._tokenizer, streams, tokens, sampled)
 
     async def _run(
         self, text: str, ids: list[int], params: Any, prefilled: asyncio.Event | None = None

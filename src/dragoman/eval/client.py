@@ -62,8 +62,10 @@ class Target:
         api_key: str | None = None,
         timeout: float = 600.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        candidates: int | None = None,
     ) -> None:
         self.url = url.rstrip("/")
+        self.candidates = candidates
         self.api = api
         self.model = model
         self.max_tokens = max_tokens
@@ -106,11 +108,14 @@ class Target:
 
     def request(self, item: EvalItem) -> tuple[str, dict[str, Any]]:
         if self.api == "native":
-            return "/v1/translate", {
+            body: dict[str, Any] = {
                 "text": item.source,
                 "source_lang": item.source_lang,
                 "target_lang": item.target_lang,
             }
+            if self.candidates is not None:
+                body["candidates"] = self.candidates
+            return "/v1/translate", body
         return "/v1/chat/completions", {
             "model": self.model,
             "messages": [{"role": "user", "content": plain_prompt(item)}],

@@ -44,6 +44,7 @@ def run_eval(s: EvalSettings) -> dict[str, Any]:
         max_tokens=s.max_tokens,
         api_key=s.api_key.get_secret_value() if s.api_key else None,
         timeout=s.timeout,
+        candidates=None if s.candidates == "auto" else int(s.candidates),
     )
     started = datetime.now(UTC)
     t0 = time.monotonic()

@@ -38,6 +38,10 @@ class EvalSettings(_Base):
     timeout: float = Field(default=600.0, gt=0)
     """Seconds one request may take."""
 
+    candidates: Literal["auto"] | int = Field(default="auto", union_mode="left_to_right")
+    """Candidates per sentence each request asks for (native API): N (1-8), or auto (none
+    asked: the server's --candidates)."""
+
     openai_model: str | None = None
     """Model name for --api openai; default: the first of the server's /v1/models."""
 
@@ -72,6 +76,13 @@ class EvalSettings(_Base):
                 raise ValueError(f"pair {a}-{b}: two different codes of {', '.join(NAMES)}")
         # Once each: en-fr,EN-FR sent every text twice and counted it twice.
         return list(dict.fromkeys(f"{a}-{b}" for a, b in pairs))
+
+    @field_validator("candidates")
+    @classmethod
+    def _candidates(cls, value: str | int) -> str | int:
+        if value != "auto" and not 1 <= int(value) <= 8:
+            raise ValueError("candidates is auto or 1 to 8")
+        return value
 
     @field_validator("kinds")
     @classmethod

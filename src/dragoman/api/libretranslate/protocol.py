@@ -65,8 +65,10 @@ class LtTranslateRequest(BaseModel):
     alternatives: int = Field(
         default=0,
         ge=0,
-        description="Accepted; none are produced. A number, or (as LibreTranslate reads it, "
-        "and as a form sends it) a string of digits.",
+        description="Runners-up to return beside `translatedText` (at most 3, as "
+        "LibreTranslate's default limit), distinct, best first: fewer when the candidates "
+        "agree. A number, or (as LibreTranslate reads it, and as a form sends it) a string of "
+        "digits.",
         json_schema_extra=exactly(
             anyOf=[
                 {"type": "integer", "minimum": 0},

@@ -28,6 +28,7 @@ from dragoman.service.keys import Caller, KeyStore
 from dragoman.service.translation import TranslationService
 
 KEY_HOW = "api_key=<key> in the request body or query"
+ALTERNATIVES_LIMIT = 3  # LibreTranslate's own default (--alternatives-limit)
 NOTHING = DetectedLanguage(confidence=0.0, language="en")  # LibreTranslate's own "don't know"
 
 
@@ -54,7 +55,14 @@ async def translate(
     if target is None:
         raise UnsupportedLanguage("auto is not supported as a target language")
     options = TextOptions(markup="html") if req.format == "html" else PLAIN
-    out = await service.translate(texts, source, target, caller, deadline, options)
+    if req.alternatives > ALTERNATIVES_LIMIT:
+        raise InvalidRequest(
+            f"Invalid request: Too many alternatives ({req.alternatives}) exceed the limit "
+            f"({ALTERNATIVES_LIMIT})"
+        )
+    out = await service.translate(
+        texts, source, target, caller, deadline, options, alternatives=req.alternatives
+    )
     translated = [r.text for r in out.results]
     one = isinstance(req.q, str)
     response = LtTranslateResponse(translatedText=translated[0] if one else translated)
@@ -62,8 +70,8 @@ async def translate(
         found = [_detected(d) for d in out.detections]
         response.detectedLanguage = found[0] if one else found
     if req.alternatives > 0:
-        none: list[list[str]] = [[] for _ in texts]
-        response.alternatives = [] if one else none
+        found_alternatives = [list(r.alternatives) for r in out.results]
+        response.alternatives = found_alternatives[0] if one else found_alternatives
     return response
 
 

@@ -11,6 +11,7 @@ from dragoman.api.openapi import NOT_BLANK, SPLIT, TERM, differ, exactly, one_of
 from dragoman.engine.protocol import ContextMode, FinishReason, Quality
 from dragoman.languages import NAMES
 from dragoman.service.glossary import MAX_ENTRIES
+from dragoman.service.settings import MAX_CANDIDATES
 
 CODES = sorted(NAMES)
 # What the document promises (the handler reads more spellings: any case, spaces around): a
@@ -89,6 +90,24 @@ class TranslateRequest(BaseModel):
         "or best picks one; absent, the pair's default. A tier the server does not have for "
         "the pair falls back to the model that serves it; `model` says which translated.",
     )
+    candidates: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CANDIDATES,
+        strict=True,
+        description="Candidates made for each sentence: the greedy reply and the rest "
+        "sampled, each checked, the one the others agree with most kept (1: the greedy reply "
+        "alone); absent, the server's --candidates.",
+    )
+    alternatives: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_CANDIDATES - 1,
+        strict=True,
+        description="Runners-up to return with each translation (`alternatives`), distinct, "
+        "best first; as many candidates are made as it takes (at least this many and one). "
+        "Fewer come back when candidates agree.",
+    )
     timeout: float | None = Field(
         default=None,
         gt=0,
@@ -165,6 +184,12 @@ class TranslationItem(BaseModel):
     )
     glossary_missed: list[str] | None = Field(
         default=None, description="With a glossary: its source terms the translation lacks."
+    )
+    alternatives: list[str] | None = Field(
+        default=None,
+        description="With `alternatives` asked: the runners-up of this text's translation, "
+        "best first (fewer than asked when the candidates agree; empty for a text that needed "
+        "no engine).",
     )
     model: str | None = Field(
         default=None,

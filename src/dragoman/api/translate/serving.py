@@ -36,6 +36,8 @@ async def translate(
             context=req.context,
         ),
         req.quality,
+        req.candidates,
+        req.alternatives,
     )
     results = out.results
     return TranslateResponse(
@@ -50,6 +52,7 @@ async def translate(
                 glossary_missed=None if out.missed_terms is None else out.missed_terms[i],
                 detected_source_lang=out.sources[i] if out.detections is not None else None,
                 model=out.models[i] if out.models is not None else None,
+                alternatives=list(r.alternatives) if req.alternatives else None,
             )
             for i, r in enumerate(results)
         ],
