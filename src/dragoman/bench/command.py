@@ -57,6 +57,12 @@ def _run_bench(s: BenchSettings, console: Console) -> None:
         out = files.run_files(s, host_meta(s), console)
         _save(s, "files", out, files.markdown(out), console)
         return
+    if s.candidates_cost:
+        from dragoman.bench import candidates
+
+        out = candidates.run_candidates_cost(s, console)
+        _save(s, "candidates-cost", out, candidates.markdown(out), console)
+        return
     if s.soak:
         from dragoman.bench import soak
 

@@ -129,6 +129,18 @@ class BenchSettings(EngineSettings):
     files_sequential: int = Field(default=100, ge=1)
     """Paragraphs --files sends one request at a time (scaled to the whole file)."""
 
+    candidates_cost: bool = False
+    """Measure what candidates cost instead: one server (its defaults, cache off), one client
+    sending each of --candidates-texts texts greedy (`candidates: 1`), as the server chooses
+    and with `quality: best`, in turns; then 16 clients in blocks of --candidates-block
+    requests, greedy and as the server chooses alternated."""
+
+    candidates_texts: int = Field(default=24, ge=1)
+    """Texts --candidates-cost sends one client, each once per mode."""
+
+    candidates_block: int = Field(default=64, ge=1)
+    """Requests in each of --candidates-cost's 16-client blocks (two blocks per mode)."""
+
     soak: bool = False
     """Run a soak instead: a server (--soak-engine) under mixed traffic (successes, refusals,
     deadlines, clients leaving) for --soak-seconds, its memory and open descriptors sampled."""

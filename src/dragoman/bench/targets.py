@@ -3,7 +3,7 @@ driven with the same prompt and decoding settings (the peer a user would otherwi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
@@ -33,12 +33,12 @@ class Target(Protocol):
 class DragomanTarget:
     url: str
     name: str = "dragoman"
+    extra: dict[str, Any] = field(default_factory=dict)
+    """More fields of every request's body (`candidates`, `quality`)."""
 
     async def send(self, client: httpx.AsyncClient, item: Item) -> Reply:
-        r = await client.post(
-            f"{self.url}/v1/translate",
-            json={"text": item.text, "source_lang": item.source, "target_lang": item.target},
-        )
+        sent = {"text": item.text, "source_lang": item.source, "target_lang": item.target}
+        r = await client.post(f"{self.url}/v1/translate", json={**sent, **self.extra})
         body: dict[str, Any] = r.json()
         if r.status_code != 200:
             return Reply(r.status_code, error=str(body.get("error", body)))
