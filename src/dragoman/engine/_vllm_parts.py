@@ -66,7 +66,7 @@ async def decode_step_seconds(
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
-    from dragoman.engine.prompts import SAMPLE_TEMPERATURE, SAMPLE_TOP_P
+    from dragoman.engine.prompts import SAMPLING
 
     ids = tokenizer.encode("Good morning. The meeting starts at nine, in the garden.")
 
@@ -75,14 +75,8 @@ async def decode_step_seconds(
             return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True)
         if seed == 0:
             return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True, logprobs=0)
-        return SamplingParams(
-            temperature=SAMPLE_TEMPERATURE,
-            top_p=SAMPLE_TOP_P,
-            seed=seed,
-            max_tokens=tokens,
-            ignore_eos=True,
-            logprobs=0,
-        )
+        chosen: dict[str, Any] = dict(SAMPLING)
+        return SamplingParams(**chosen, seed=seed, max_tokens=tokens, ignore_eos=True, logprobs=0)
 
     async def one(seed: int) -> tuple[float, float]:
         first = None

@@ -43,8 +43,7 @@ from dragoman.engine.host_defaults import Choice, EnginePlan, choose_threads, kv
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.prompts import (
     RETRY_TEMPERATURE,
-    SAMPLE_TEMPERATURE,
-    SAMPLE_TOP_P,
+    SAMPLING,
     Insisted,
     PromptBuilder,
     PromptFormat,
@@ -271,7 +270,7 @@ class LlamaCppTranslator:
         if retry:  # as vLLM samples: the whole distribution, no top-k, top-p or min-p cut
             body.update(seed=0, top_k=0, top_p=1.0, min_p=0.0)
         elif seed is not None:  # a sampled candidate, as vLLM's
-            body.update(temperature=SAMPLE_TEMPERATURE, seed=seed, top_k=0, top_p=SAMPLE_TOP_P)
+            body.update(SAMPLING, seed=seed, top_k=0)
         if slot is not None:
             body["id_slot"] = slot
         if self.prompts.stop:

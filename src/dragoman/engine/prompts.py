@@ -118,10 +118,13 @@ would mostly repeat the failed reply. Measured against greedy in benchmarks/READ
 validation"."""
 
 
-SAMPLE_TEMPERATURE = 0.7
-SAMPLE_TOP_P = 0.95
+SAMPLE_TEMPERATURE = 1.0
+SAMPLE_TOP_P = 1.0
+SAMPLE_MIN_P = 0.05
 """Sampling for a text's candidates after the greedy one (service/candidates.py), seeded 1..k-1
 on every engine, so the same text gets the same candidates."""
+SAMPLING = {"temperature": SAMPLE_TEMPERATURE, "top_p": SAMPLE_TOP_P, "min_p": SAMPLE_MIN_P}
+"""The same, by the names vLLM's SamplingParams and llama-server's /completion both use."""
 
 
 class Insisted(str):

@@ -21,8 +21,7 @@ from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engin
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.prompts import (
     RETRY_TEMPERATURE,
-    SAMPLE_TEMPERATURE,
-    SAMPLE_TOP_P,
+    SAMPLING,
     Insisted,
     PromptBuilder,
     PromptFormat,
@@ -231,7 +230,9 @@ class VllmTranslator:
             p.max_tokens = max_tokens
             p.logprobs = 0  # the chosen token's: the sum is the output's log-probability
             if seed is not None:
-                p.temperature, p.top_p, p.seed = SAMPLE_TEMPERATURE, SAMPLE_TOP_P, seed
+                p.seed = seed
+                for name, value in SAMPLING.items():
+                    setattr(p, name, value)
             return p
 
         prefilled = asyncio.Event()

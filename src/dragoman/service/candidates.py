@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 CHEAP = 1.1
 """A batch is cheap while a decode step of it costs at most this times one sequence's."""
 PROBE_STREAMS = (1, 2, 4, 8)
-PROBE_TOKENS = 24
+PROBE_TOKENS = 16
+PROBE_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -84,17 +85,22 @@ class Policy:
     async def probe(self, translator: Translator) -> None:
         """Measure, once, what a decode step costs on this engine: one greedy sequence, and
         (as candidates are made) one greedy and 1, 3 or 7 sampled ones at once, each the
-        better of two tries; `cheap` is the largest of those within CHEAP of the greedy one."""
+        least of PROBE_ROUNDS tries; `cheap` is the largest of those within CHEAP of the
+        greedy one."""
         timed = getattr(translator, "step_seconds", None)
         if timed is None:
             self.cheap = 1
             return
-        # The first steps of each kind pay for warming up (the first sampled ones took 20 s).
+        # The first steps of each kind pay for warming up (the first sampled ones took 5-20 s).
         await timed(1, 4, False)
         await timed(2, 4, True)
-        for streams in PROBE_STREAMS:
-            tries = [await timed(streams, PROBE_TOKENS, streams > 1) for _ in range(2)]
-            self.steps[streams] = min(tries)
+        # In rounds, each size once a round, the least of each kept: one size timed alone
+        # took 102 ms a step where the next round's took 67 (the server's own process shares
+        # the cores).
+        for _ in range(PROBE_ROUNDS):
+            for streams in PROBE_STREAMS:
+                took = await timed(streams, PROBE_TOKENS, streams > 1)
+                self.steps[streams] = min(took, self.steps.get(streams, took))
         self.cheap = cheap_batch(self.steps)
         log.info(
             "candidates auto: a decode step of %s sequences took %s ms: up to %d at once",
