@@ -11,7 +11,6 @@ budget, repetition penalty and guard are dragoman's own, so both engines do the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shutil
 import sys
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from dragoman.engine import sampling
 from dragoman.engine._llamacpp_chat import (
     CHAT_SLOT,
     chat_body,
@@ -291,12 +291,15 @@ class LlamaCppTranslator:
         return EngineFailed(f"translation failed in llama-server: {exc!r}")
 
     async def candidates(
-        self, text: str, source: str, target: str, terms: Terms, k: int
+        self, text: str, source: str, target: str, terms: Terms, k: int, patience: float | None
     ) -> list[Translation]:
         """The greedy reply and `k - 1` sampled ones (seeds 1..k-1), in slots of their own."""
-        seeds = (None, *range(1, k))
-        return list(
-            await asyncio.gather(*(self.translate(text, source, target, terms, s) for s in seeds))
+        return await sampling.gather(
+            lambda _: self.translate(text, source, target, terms),
+            lambda seed: self.translate(text, source, target, terms, seed),
+            k,
+            patience,
+            staged=False,
         )
 
     async def translate(

@@ -83,11 +83,12 @@ class Sampler(Protocol):
     """A translator that can make several candidates of one text (service/candidates.py)."""
 
     async def candidates(
-        self, text: str, source: str, target: str, terms: Terms, k: int
+        self, text: str, source: str, target: str, terms: Terms, k: int, patience: float | None
     ) -> list[Translation]:
-        """`k` replies for one text, the greedy one first, then `k - 1` sampled ones (seeds
-        1..k-1), each with its `logprob`, each through the engine's guard and hygiene. Raises
-        as `translate` does."""
+        """Up to `k` replies for one text, the greedy one first, then `k - 1` sampled ones
+        (seeds 1..k-1), each with its `logprob`, each through the engine's guard and hygiene;
+        with `patience`, only the samples done by the greedy one's time times 1 + `patience`
+        (engine/sampling.py). Raises as `translate` does."""
         ...
 
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from dragoman.engine import sampling
 from dragoman.engine._vllm_parts import build_engine, decode_step_seconds, timings
 from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engine
@@ -218,11 +219,11 @@ class VllmTranslator:
         return await self._run(text, ids, params)
 
     async def candidates(
-        self, text: str, source: str, target: str, terms: Terms, k: int
+        self, text: str, source: str, target: str, terms: Terms, k: int, patience: float | None
     ) -> list[Translation]:
-        """The greedy reply, then `k - 1` sampled ones (seeds 1..k-1), each scored. The sampled
-        ones start once the greedy one has its first token: its prompt is then in vLLM's prefix
-        cache, so they share it instead of each computing it in the same step."""
+        """The greedy reply, then `k - 1` sampled ones (seeds 1..k-1), each scored, started
+        once the greedy one has its first token: its prompt is then in vLLM's prefix cache
+        (engine/sampling.py)."""
         ids, max_tokens = self.prompts.build(text, source, target, terms)
 
         def params(seed: int | None) -> Any:
@@ -235,16 +236,13 @@ class VllmTranslator:
                     setattr(p, name, value)
             return p
 
-        prefilled = asyncio.Event()
-        async with asyncio.TaskGroup() as group:
-            greedy = group.create_task(self._run(text, ids, params(None), prefilled))
-            waiting = group.create_task(prefilled.wait())
-            await asyncio.wait((greedy, waiting), return_when=asyncio.FIRST_COMPLETED)
-            waiting.cancel()
-            sampled = [
-                group.create_task(self._run(text, ids, params(seed))) for seed in range(1, k)
-            ]
-        return [greedy.result(), *(t.result() for t in sampled)]
+        return await sampling.gather(
+            lambda prefilled: self._run(text, ids, params(None), prefilled),
+            lambda seed: self._run(text, ids, params(seed)),
+            k,
+            patience,
+            staged=True,
+        )
 
     async def step_seconds(self, streams: int, tokens: int, sampled: bool) -> float:
         return await decode_step_seconds(self._engine, self._tokenizer, streams, tokens, sampled)

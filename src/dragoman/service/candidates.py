@@ -7,7 +7,8 @@ log-probability, then to the greedy one. The runners-up, distinct, are the alter
 How many (`Policy.k`): a request's own `candidates`, else `quality: best`'s full k, else the
 setting; `auto` makes k candidates only while a decode step of the sequences already running
 plus k costs about one step of a single sequence on this engine (the probe at start, `probe`),
-so one client's latency and the throughput under load stay the greedy default's."""
+and only the samples done by about when the greedy one is are kept, so one client's latency
+and the throughput under load stay the greedy default's."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ log = logging.getLogger(__name__)
 
 CHEAP = 1.1
 """A batch is cheap while a decode step of it costs at most this times one sequence's."""
+AUTO_PATIENCE = 0.05
+"""auto's samples are kept only when done by the greedy reply's time and this share of it:
+a longer sample would hold the answer past what a cheap batch costs (engine/sampling.py)."""
 PROBE_STREAMS = (1, 2, 4, 8)
 PROBE_TOKENS = 16
 PROBE_ROUNDS = 3
@@ -33,6 +37,11 @@ class Wanted:
 
     k: int
     why: str
+
+    @property
+    def patience(self) -> float | None:
+        """How long its samples may run past the greedy one (None: to their end)."""
+        return AUTO_PATIENCE if self.why == "auto" else None
 
 
 class Policy:

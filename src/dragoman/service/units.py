@@ -90,7 +90,7 @@ class Units:
             wanted = self.policy.k(job.model, job.asked, job.quality, job.alternatives)
             self.metrics.candidates.labels(str(wanted.k), wanted.why).inc()
             if wanted.k > 1:
-                return await self._consensus(job, wanted.k, deadline)
+                return await self._consensus(job, wanted.k, wanted.patience, deadline)
             return await self._checked(
                 job.model, job.shown, job.source, job.target, job.terms, deadline, job.key
             )
@@ -100,12 +100,15 @@ class Units:
         result: Translation = await self._coalescer.run(joined, stored_or_checked)
         return result
 
-    async def _consensus(self, job: Job, k: int, deadline: Deadline) -> Translation:
+    async def _consensus(
+        self, job: Job, k: int, patience: float | None, deadline: Deadline
+    ) -> Translation:
         """`k` candidates of one unit, each checked, and the consensus of those that passed
         (service/candidates.py), its runners-up as alternatives; where none passed, the
         greedy one goes the way of a single reply (asked again once)."""
         text, source, target = job.shown, job.source, job.target
-        replies = await cast(Sampler, job.model).candidates(text, source, target, job.terms, k)
+        sampler = cast(Sampler, job.model)
+        replies = await sampler.candidates(text, source, target, job.terms, k, patience)
         validator = Validator(self._detector())
 
         def failures() -> list[str | None]:
@@ -132,7 +135,7 @@ class Units:
             input_tokens=sum(r.input_tokens for r in replies),
             output_tokens=sum(r.output_tokens for r in replies),
             inference_seconds=max(r.inference_seconds for r in replies),
-            candidates=k,
+            candidates=len(replies),
             alternatives=tuple(replies[i].text for i in order[1:]),
         )
         self.cache.put(job.key, kept)

@@ -76,7 +76,7 @@ class Sampling:
         return _t(self.replies[text][0])
 
     async def candidates(
-        self, text: str, source: str, target: str, terms: Terms, k: int
+        self, text: str, source: str, target: str, terms: Terms, k: int, patience: float | None
     ) -> list[Translation]:
         self.asked.append(k)
         return [_t(r, -0.1 * i) for i, r in enumerate(self.replies[text][:k])]
