@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
+from dragoman.service.settings import MAX_CANDIDATES
 from dragoman.settings import EngineSettings, check_threads, comma_list
 
 
@@ -131,15 +132,23 @@ class BenchSettings(EngineSettings):
 
     candidates_cost: bool = False
     """Measure what candidates cost instead: one server (its defaults, cache off), one client
-    sending each of --candidates-texts texts greedy (`candidates: 1`), as the server chooses
-    and with `quality: best`, in turns; then 16 clients in blocks of --candidates-block
-    requests, greedy and as the server chooses alternated."""
+    sending each of --candidates-texts texts greedy (`candidates: 1`), as the server chooses,
+    with `quality: best` and with each of --candidates-ks candidates, in turns; then 16
+    clients in blocks of --candidates-block requests, greedy and as the server chooses
+    alternated, then one block of each of --candidates-ks."""
 
-    candidates_texts: int = Field(default=24, ge=1)
-    """Texts --candidates-cost sends one client, each once per mode."""
+    candidates_texts: int = Field(default=12, ge=1)
+    """Texts --candidates-cost sends one client, each once per mode (a multiple of the modes,
+    3 + the --candidates-ks, gives each mode each place in the turns equally often)."""
 
     candidates_block: int = Field(default=64, ge=1)
-    """Requests in each of --candidates-cost's 16-client blocks (two blocks per mode)."""
+    """Requests in each of --candidates-cost's 16-client blocks (two for greedy and for the
+    server's choice, one for each of --candidates-ks)."""
+
+    candidates_ks: list[Annotated[int, Field(ge=2, le=MAX_CANDIDATES)]] = [2, 4, 8]
+    """Candidate counts --candidates-cost also forces (`candidates: N`, mode `kN`), for its
+    per-k table only (no verdict): in the one client's turns and one 16-client block each.
+    Empty (`[]`): greedy, the server's choice and best only."""
 
     soak: bool = False
     """Run a soak instead: a server (--soak-engine) under mixed traffic (successes, refusals,
@@ -156,6 +165,13 @@ class BenchSettings(EngineSettings):
     open_dashboard: bool = False
     """Open the dashboard (/dashboard) of each dragoman server under test in a browser; its
     address is printed either way."""
+
+    @field_validator("candidates_ks")
+    @classmethod
+    def _distinct(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"{value} names a candidate count twice")
+        return value
 
     @field_validator("url")
     @classmethod
