@@ -138,8 +138,8 @@ def cheap_batch(steps: dict[int, float]) -> int:
 
 def pick(candidates: Sequence[Translation], failures: Sequence[str | None]) -> list[int]:
     """The candidates that passed their check, best first: by the sum of chrF against the
-    others (the greedy one first among equals, then the higher mean log-probability), duplicates
-    counted once in the order but each as a voter. [] when none passed."""
+    others; among equals the higher mean log-probability, then the greedy one (the first).
+    Duplicates come once in the order but each is a voter. [] when none passed."""
     passed = [i for i, f in enumerate(failures) if f is None]
     if len(passed) <= 1:
         return passed
