@@ -43,6 +43,10 @@ Q_TEXT = {"type": "string", "minLength": 1}
 _Q = exactly(anyOf=[Q_TEXT, {"type": "array", "items": {"type": "string"}, "minItems": 1}])
 
 
+ALTERNATIVES_LIMIT = 3
+"""Most alternatives a request may ask for: LibreTranslate's own default (--alternatives-limit)."""
+
+
 class LtTranslateRequest(BaseModel):
     model_config = ConfigDict(
         json_schema_extra=differ("source", "target", [(s, s) for s in _SPELLINGS])
@@ -71,8 +75,8 @@ class LtTranslateRequest(BaseModel):
         "digits.",
         json_schema_extra=exactly(
             anyOf=[
-                {"type": "integer", "minimum": 0},
-                {"type": "string", "pattern": "^[0-9]+$"},
+                {"type": "integer", "minimum": 0, "maximum": ALTERNATIVES_LIMIT},
+                {"type": "string", "pattern": f"^0*[0-{ALTERNATIVES_LIMIT}]$"},
             ]
         ),
     )

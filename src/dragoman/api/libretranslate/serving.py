@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from dragoman.api.libretranslate.protocol import (
+    ALTERNATIVES_LIMIT,
     DetectedLanguage,
     LtDetectRequest,
     LtLanguage,
@@ -28,7 +29,6 @@ from dragoman.service.keys import Caller, KeyStore
 from dragoman.service.translation import TranslationService
 
 KEY_HOW = "api_key=<key> in the request body or query"
-ALTERNATIVES_LIMIT = 3  # LibreTranslate's own default (--alternatives-limit)
 NOTHING = DetectedLanguage(confidence=0.0, language="en")  # LibreTranslate's own "don't know"
 
 

@@ -94,7 +94,6 @@ class TranslateRequest(BaseModel):
         default=None,
         ge=1,
         le=MAX_CANDIDATES,
-        strict=True,
         description="Candidates made for each sentence: the greedy reply and the rest "
         "sampled, each checked, the one the others agree with most kept (1: the greedy reply "
         "alone); absent, the server's --candidates.",
@@ -103,7 +102,6 @@ class TranslateRequest(BaseModel):
         default=0,
         ge=0,
         le=MAX_CANDIDATES - 1,
-        strict=True,
         description="Runners-up to return with each translation (`alternatives`), distinct, "
         "best first; as many candidates are made as it takes (at least this many and one). "
         "Fewer come back when candidates agree.",
@@ -153,6 +151,14 @@ class TranslateRequest(BaseModel):
             raise PydanticCustomError("float_type", "Input should be a valid number, not a string")
         if isinstance(value, bool):
             raise PydanticCustomError("float_type", "Input should be a valid number")
+        return value
+
+    @field_validator("candidates", "alternatives", mode="before")
+    @classmethod
+    def _a_count(cls, value: object) -> object:
+        """A JSON number (5.0 is 5, as JSON Schema's integer), not a string or a boolean."""
+        if isinstance(value, str | bool):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
         return value
 
     @field_validator("source_lang", "target_lang")
