@@ -145,7 +145,11 @@ def pick(candidates: Sequence[Translation], failures: Sequence[str | None]) -> l
         return passed
     from sacrebleu.metrics import CHRF
 
-    chrf = CHRF()
+    # chrF's F1 (beta 1), not its default F2: with recall weighted twice, of two candidates
+    # each voting for the other the longer won (a sentence and the same with a phrase made
+    # up: 94 against 80), and greedy-or-sample picks lost 0.47 chrF over the eval's six pairs
+    # (benchmarks/results/candidates-amxbf16-2core/pick-chrf-beta2). F1 is symmetric.
+    chrf = CHRF(beta=1)
     texts = [candidates[i].text for i in passed]
     score: dict[str, float] = {}
     for a in dict.fromkeys(texts):
