@@ -270,10 +270,10 @@ def _k_table(rows: list[dict[str, Any]]) -> list[str]:
 def _report(info: dict[str, Any]) -> str:
     if "error" in info:
         return f"not read ({info['error']})"
-    steps = ", ".join(f"{k}: {v} ms" for k, v in (info.get("step_ms") or {}).items()) or "-"
+    steps = ", ".join(f"{k}: {v} ms" for k, v in (info.get("probe_ms") or {}).items()) or "-"
     return (
         f"setting {info.get('setting')}, best {info.get('best')}, cheap batch "
-        f"{info.get('cheap_batch')}, decode step by sequences at once {steps}"
+        f"{info.get('cheap_batch')}, the probe's sentence by candidates made {steps}"
     )
 
 

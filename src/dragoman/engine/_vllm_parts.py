@@ -1,11 +1,8 @@
-"""Parts of the vLLM engine that need none of its state: the request's timings, building the
-engine with or without Prometheus collectors, and the probe of what a decode step costs."""
+"""Parts of the vLLM engine that need none of its state: the request's timings, and building
+the engine with or without Prometheus collectors."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,37 +51,3 @@ def build_engine(args: Any, prometheus: bool) -> AsyncLLM:
         log_stats=False,
         stat_loggers=[no_prometheus()],  # custom loggers switch request stats on by themselves
     )
-
-
-async def decode_step_seconds(
-    engine: AsyncLLM, tokenizer: Any, streams: int, tokens: int, sampled: bool
-) -> float:
-    """Seconds a decode step takes with `streams` sequences of the same short prompt at once,
-    `tokens` tokens each (no stop): greedy ones, or (`sampled`) as candidates are made, one
-    greedy and the rest sampled with seeds, each with its log-probability. The time from the
-    last one's first token to the last one's end, per step after the first."""
-    from vllm import SamplingParams
-    from vllm.inputs import TokensPrompt
-
-    from dragoman.engine.prompts import SAMPLING
-
-    ids = tokenizer.encode("Good morning. The meeting starts at nine, in the garden.")
-
-    def params(seed: int) -> SamplingParams:
-        if not sampled:
-            return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True)
-        if seed == 0:
-            return SamplingParams(temperature=0.0, max_tokens=tokens, ignore_eos=True, logprobs=0)
-        chosen: dict[str, Any] = dict(SAMPLING)
-        return SamplingParams(**chosen, seed=seed, max_tokens=tokens, ignore_eos=True, logprobs=0)
-
-    async def one(seed: int) -> tuple[float, float]:
-        first = None
-        prompt = TokensPrompt(prompt_token_ids=ids)
-        async for _ in engine.generate(prompt, params(seed), uuid.uuid4().hex):
-            first = first or time.monotonic()
-        return first or time.monotonic(), time.monotonic()
-
-    times = await asyncio.gather(*(one(seed) for seed in range(streams)))
-    start, end = max(t[0] for t in times), max(t[1] for t in times)
-    return (end - start) / max(1, tokens - 1)

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dragoman.engine import sampling
-from dragoman.engine._vllm_parts import build_engine, decode_step_seconds, timings
+from dragoman.engine._vllm_parts import build_engine, timings
 from dragoman.engine.guard import RepetitionGuard, guard_for
 from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engine
 from dragoman.engine.hygiene import clean_output
@@ -243,9 +243,6 @@ class VllmTranslator:
             patience,
             staged=True,
         )
-
-    async def step_seconds(self, streams: int, tokens: int, sampled: bool) -> float:
-        return await decode_step_seconds(self._engine, self._tokenizer, streams, tokens, sampled)
 
     async def _run(
         self, text: str, ids: list[int], params: Any, prefilled: asyncio.Event | None = None

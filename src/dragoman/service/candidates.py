@@ -5,19 +5,22 @@ that agrees with the others is rarely the hallucinated one), ties to the model's
 log-probability, then to the greedy one. The runners-up, distinct, are the alternatives.
 
 How many (`Policy.k`): a request's own `candidates`, else `quality: best`'s full k, else the
-setting; `auto` makes k candidates only while a decode step of the sequences already running
-plus k costs about one step of a single sequence on this engine (the probe at start, `probe`),
-and only the samples done by about when the greedy one is are kept, so one client's latency
-and the throughput under load stay the greedy default's."""
+setting; `auto` makes k candidates only where k of them cost about what one greedy reply
+does on this engine (the probe at start, `probe`, timing both as auto makes them), and only
+while the engine has that room beside the sequences it is running; and of the samples only
+those done by about when the greedy one is are kept. So one client's latency and the
+throughput under load stay the greedy default's."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
-from dragoman.engine.protocol import Quality, Translation, Translator, is_sampler
+from dragoman.engine.protocol import Quality, Sampler, Translation, Translator, is_sampler
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +30,8 @@ AUTO_PATIENCE = 0.05
 """auto's samples are kept only when done by the greedy reply's time and this share of it:
 a longer sample would hold the answer past what a cheap batch costs (engine/sampling.py)."""
 PROBE_STREAMS = (1, 2, 4, 8)
-PROBE_TOKENS = 16
-PROBE_ROUNDS = 3
+PROBE_ROUNDS = 2
+PROBE_TEXT = "Thank you for coming today. The meeting starts at nine."
 
 
 @dataclass(frozen=True)
@@ -47,13 +50,16 @@ class Wanted:
 class Policy:
     """The number of candidates of each unit sent to the engine."""
 
-    def __init__(self, setting: str | int, best: int) -> None:
+    def __init__(
+        self, setting: str | int, best: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._clock = clock
         self.setting = setting
         self.best = best
         self.cheap: int | None = None
-        """Most sequences decoding at once for about the price of one (None: not probed)."""
+        """Most candidates made for about the price of one reply (None: not probed)."""
         self.steps: dict[int, float] = {}
-        """The probe's seconds per decode step, by sequences at once."""
+        """The probe's seconds for its sentence, by candidates made (1: the greedy reply)."""
 
     def need(self, asked: int | None, quality: Quality | None, alternatives: int) -> int:
         """The fewest candidates a cached answer must have been made from to answer this
@@ -92,29 +98,46 @@ class Policy:
         return k
 
     async def probe(self, translator: Translator) -> None:
-        """Measure, once, what a decode step costs on this engine: one greedy sequence, and
-        (as candidates are made) one greedy and 1, 3 or 7 sampled ones at once, each the
-        least of PROBE_ROUNDS tries; `cheap` is the largest of those within CHEAP of the
-        greedy one."""
-        timed = getattr(translator, "step_seconds", None)
-        if timed is None:
+        """Measure, once, what auto's candidates cost on this engine, as it makes them: one
+        sentence translated greedy, and as 2, 4 and 8 candidates with auto's patience, each
+        the least of PROBE_ROUNDS tries taken in turns; `cheap` is the most candidates whose
+        answer came within CHEAP of the greedy one's (a larger k is tried only while the
+        smaller passed). A decode step's cost alone said 2 where answers took 1.2-1.6x
+        (benchmarks/results/candidates-amxbf16-2core/cost-step-probe): the samples' own
+        prompts past the shared prefix, their log-probabilities and the check of each."""
+        sampling = is_sampler(translator)  # a bool: `translator` stays a Translator here
+        if not sampling:
             self.cheap = 1
             return
-        # The first steps of each kind pay for warming up (the first sampled ones took 5-20 s).
-        await timed(1, 4, False)
-        await timed(2, 4, True)
-        # In rounds, each size once a round, the least of each kept: one size timed alone
-        # took 102 ms a step where the next round's took 67 (the server's own process shares
-        # the cores).
-        for _ in range(PROBE_ROUNDS):
-            for streams in PROBE_STREAMS:
-                took = await timed(streams, PROBE_TOKENS, streams > 1)
-                self.steps[streams] = min(took, self.steps.get(streams, took))
-        self.cheap = cheap_batch(self.steps)
+        sampler = cast(Sampler, translator)
+        served = translator.languages
+        source = "en" if "en" in served else served[0]
+        target = next(c for c in ("fr", "de", "es", *served) if c in served and c != source)
+        # The first sampled requests pay for warming up (5-20 s here); not timed.
+        await sampler.candidates(PROBE_TEXT, source, target, (), 2, None)
+
+        async def timed(k: int) -> float:
+            started = self._clock()
+            if k == 1:
+                await translator.translate(PROBE_TEXT, source, target)
+            else:
+                await sampler.candidates(PROBE_TEXT, source, target, (), k, AUTO_PATIENCE)
+            return self._clock() - started
+
+        cheap = 1
+        for k in PROBE_STREAMS[1:]:
+            for _ in range(PROBE_ROUNDS):
+                for each in (1, k):
+                    took = await timed(each)
+                    self.steps[each] = min(took, self.steps.get(each, took))
+            if self.steps[k] > CHEAP * self.steps[1]:
+                break
+            cheap = k
+        self.cheap = cheap
         log.info(
-            "candidates auto: a decode step of %s sequences took %s ms: up to %d at once",
+            "candidates auto: a sentence took %s ms as %s candidates: up to %d at once",
+            "/".join(f"{1e3 * s:.0f}" for s in self.steps.values()),
             "/".join(map(str, self.steps)),
-            "/".join(f"{1e3 * s:.1f}" for s in self.steps.values()),
             self.cheap,
         )
 
@@ -124,16 +147,8 @@ class Policy:
             "setting": self.setting,
             "best": self.best,
             "cheap_batch": self.cheap,
-            "step_ms": {str(k): round(1e3 * v, 2) for k, v in self.steps.items()},
+            "probe_ms": {str(k): round(1e3 * v, 1) for k, v in self.steps.items()},
         }
-
-
-def cheap_batch(steps: dict[int, float]) -> int:
-    """The largest batch whose step is within CHEAP of one sequence's (1 when none is)."""
-    one = steps.get(1)
-    if not one:
-        return 1
-    return max((b for b, s in steps.items() if s <= CHEAP * one), default=1)
 
 
 def pick(candidates: Sequence[Translation], failures: Sequence[str | None]) -> list[int]:

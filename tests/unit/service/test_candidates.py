@@ -6,7 +6,7 @@ from dragoman.engine.protocol import Terms, Translation
 from dragoman.metrics import Metrics
 from dragoman.service.admission import Admission
 from dragoman.service.cache import as_hit, made_of, pack
-from dragoman.service.candidates import Policy, cheap_batch, pick
+from dragoman.service.candidates import PROBE_TEXT, Policy, pick
 from dragoman.service.deadline import Deadline
 from dragoman.service.keys import Caller
 from dragoman.service.quota import KeyLimits
@@ -50,12 +50,6 @@ def test_ties_go_to_the_higher_log_probability_then_to_the_greedy_one() -> None:
     assert pick([_t("Oui."), _t("Non.")], [None, None]) == [0, 1]
 
 
-def test_the_cheap_batch_is_the_largest_within_a_tenth_of_one_sequence() -> None:
-    assert cheap_batch({1: 0.030, 2: 0.036, 4: 0.052, 8: 0.090}) == 1  # a 2-core CPU
-    assert cheap_batch({1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.0125}) == 4  # a GPU
-    assert cheap_batch({}) == 1
-
-
 class Sampling:
     """A translator with candidates: each seed's reply is scripted per text."""
 
@@ -63,26 +57,33 @@ class Sampling:
     languages = ("en", "fr", "de")
     plans: dict[str, object] = {}  # noqa: RUF012 (read only)
 
-    def __init__(self, replies: dict[str, list[str]], steps: dict[int, float]) -> None:
-        self.replies = replies
-        self.steps = steps
+    def __init__(self, replies: dict[str, list[str]], seconds: dict[int, float]) -> None:
+        self.replies = {PROBE_TEXT: ["Merci d'être venus. La réunion est à neuf heures."] * 8}
+        self.replies.update(replies)
+        self.seconds = seconds
+        """What k candidates take, on the test's clock (the first sampled ones: 9 s)."""
+        self.now = 0.0
+        self.warm = False
         self.asked: list[int] = []
         self.running = 0
+
+    def clock(self) -> float:
+        return self.now
 
     async def translate(
         self, text: str, source: str, target: str, terms: Terms = ()
     ) -> Translation:
         self.asked.append(1)
+        self.now += self.seconds.get(1, 0.0)
         return _t(self.replies[text][0])
 
     async def candidates(
         self, text: str, source: str, target: str, terms: Terms, k: int, patience: float | None
     ) -> list[Translation]:
         self.asked.append(k)
+        self.now += self.seconds.get(k, 0.0) if self.warm else 9.0
+        self.warm = True
         return [_t(r, -0.1 * i) for i, r in enumerate(self.replies[text][:k])]
-
-    async def step_seconds(self, streams: int, tokens: int, sampled: bool) -> float:
-        return self.steps[streams] if tokens > 4 else 9.0  # the warm-up's steps are slow
 
     def model_for(self, source: str, target: str) -> str:
         return self.model_name
@@ -152,13 +153,19 @@ async def test_the_setting_and_quality_best_choose_k() -> None:
     assert engine.asked == [2, 4, 4]
 
 
-async def test_auto_makes_candidates_only_where_a_batch_is_cheap_and_has_room() -> None:
-    cpu = Policy("auto", 4)
-    engine = Sampling(REPLIES, {1: 0.03, 2: 0.036, 4: 0.05, 8: 0.09})
+async def test_auto_makes_candidates_only_where_they_cost_about_one_reply_and_have_room() -> None:
+    engine = Sampling(REPLIES, {1: 2.0, 2: 2.6, 4: 2.1, 8: 2.1})  # a 2-core CPU
+    cpu = Policy("auto", 4, engine.clock)
     await cpu.probe(engine)
     assert cpu.cheap == 1 and cpu.k(engine, None, None, 0).k == 1
-    gpu = Policy("auto", 4)
-    engine = Sampling(REPLIES, {1: 0.01, 2: 0.0101, 4: 0.0103, 8: 0.0105})
+    assert engine.asked == [2, 1, 2, 1, 2]  # warm-up, then 2 in turns; 4 not tried past a miss
+    assert cpu.report()["probe_ms"] == {"1": 2000.0, "2": 2600.0}
+    engine = Sampling(REPLIES, {1: 2.0, 2: 2.05, 4: 2.15, 8: 2.5})
+    middle = Policy("auto", 4, engine.clock)
+    await middle.probe(engine)
+    assert middle.cheap == 4
+    engine = Sampling(REPLIES, {1: 1.0, 2: 1.01, 4: 1.03, 8: 1.05})  # a GPU
+    gpu = Policy("auto", 4, engine.clock)
     await gpu.probe(engine)
     assert gpu.cheap == 8
     assert gpu.k(engine, None, None, 0).k == 4  # at most the `best` k
