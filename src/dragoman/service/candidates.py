@@ -160,11 +160,10 @@ def pick(candidates: Sequence[Translation], failures: Sequence[str | None]) -> l
         return passed
     from sacrebleu.metrics import CHRF
 
-    # chrF's F1 (beta 1), not its default F2: with recall weighted twice, of two candidates
-    # each voting for the other the longer won (a sentence and the same with a phrase made
-    # up: 94 against 80), and greedy-or-sample picks lost 0.47 chrF over the eval's six pairs
-    # (benchmarks/results/candidates-amxbf16-2core/pick-chrf-beta2). F1 is symmetric.
-    chrf = CHRF(beta=1)
+    # chrF as sacrebleu's default (F2, recall weighted twice), as the eval scores. Its F1,
+    # symmetric, was measured too and did no better: -0.22 against +0.19 at k = 4 over the
+    # eval's six pairs (benchmarks/results/candidates-amxbf16-2core/pick-chrf-beta*).
+    chrf = CHRF()
     texts = [candidates[i].text for i in passed]
     score: dict[str, float] = {}
     for a in dict.fromkeys(texts):

@@ -198,14 +198,3 @@ def test_an_entry_keeps_its_candidates_and_alternatives() -> None:
     assert as_hit(old).text == "Bonjour" and made_of(old) == 1
     with pytest.raises(ValueError):
         as_hit("12 7 1 40\x1fshort")
-
-
-def test_of_two_candidates_the_longer_does_not_win_for_its_length() -> None:
-    # Each votes for the other: the same score both ways, so the model's own probability
-    # decides (chrF's default F2 gave the longer, made-up one 94 against 80).
-    greedy, longer = (
-        _t("Le chat est sur le tapis.", -0.2),
-        _t("Le chat est sur le tapis rouge.", -0.5),
-    )
-    assert pick([greedy, longer], [None, None]) == [0, 1]
-    assert pick([longer, greedy], [None, None]) == [1, 0]
