@@ -7,6 +7,7 @@ import pytest
 from dragoman.engine.protocol import Translation
 from dragoman.engine.sampling import gather
 from dragoman.errors import EngineFailed
+from tests.unit.api.conftest import wait_for
 
 
 def _t(text: str) -> Translation:
@@ -46,22 +47,14 @@ class Scripted:
         return await self.reply(f"s{seed}")
 
 
-async def _until(condition, within: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not condition():
-        assert loop.time() < end, "condition not met in time"
-        await asyncio.sleep(0.001)
-
-
 async def test_samples_start_once_the_greedy_prompt_is_in_and_all_are_kept() -> None:
     s = Scripted()
     task = asyncio.ensure_future(gather(s.greedy, s.sample, 3, None, staged=True))
-    await _until(lambda: s.prefilled is not None)
+    await wait_for(lambda: s.prefilled is not None)
     assert s.started == ["greedy"]  # the samples wait for its first token
     assert s.prefilled is not None
     s.prefilled.set()
-    await _until(lambda: len(s.started) == 3)
+    await wait_for(lambda: len(s.started) == 3)
     for name in ("greedy", "s2", "s1"):
         s.gate(name).set()
     assert [t.text for t in await task] == ["greedy", "s1", "s2"]
@@ -70,9 +63,9 @@ async def test_samples_start_once_the_greedy_prompt_is_in_and_all_are_kept() -> 
 async def test_with_patience_a_late_sample_is_cancelled_and_left_out() -> None:
     s = Scripted()
     task = asyncio.ensure_future(gather(s.greedy, s.sample, 3, 0.0, staged=False))
-    await _until(lambda: len(s.started) == 3)
+    await wait_for(lambda: len(s.started) == 3)
     s.gate("s1").set()
-    await _until(lambda: "s1" in s.finished)  # before the greedy one
+    await wait_for(lambda: "s1" in s.finished)  # before the greedy one
     s.gate("greedy").set()
     out = await task
     assert [t.text for t in out] == ["greedy", "s1"]
@@ -86,7 +79,7 @@ async def test_an_error_cancels_the_others_and_is_raised() -> None:
         return await s.reply("fails" if seed == 1 else f"s{seed}")
 
     task = asyncio.ensure_future(gather(s.greedy, sample, 3, None, staged=False))
-    await _until(lambda: len(s.started) == 3)
+    await wait_for(lambda: len(s.started) == 3)
     s.gate("greedy").set()
     s.gate("fails").set()
     with pytest.raises(EngineFailed):
