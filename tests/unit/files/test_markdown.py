@@ -145,3 +145,12 @@ def test_markdown_hostile_texts_read_in_linear_time(text: str) -> None:
 
 def test_markdown_reader_only_reads_or_refuses() -> None:
     fuzz(markdown.FORMAT.read, GUIDE.encode(), examples=60)
+
+
+def test_a_lone_carriage_return_is_no_line_break_of_its_own() -> None:
+    # markdown-it reads a lone CR as a line break; the reader's lines do not: "\r\x01" was two
+    # lines to one and one to the other, and the reader crashed.
+    for data in (b"\r\x01", b"# Title\rmore\n\nA paragraph.\n", b"a\rb\r\n\r\nc\r\n"):
+        parsed = markdown.FORMAT.read(data, Limits())
+        same = parsed.render([s.text for s in parsed.segments])
+        assert same == data

@@ -154,7 +154,7 @@ def _block(token: Token, lines: list[str]) -> _Block | None:
     assert token.map is not None
     start, end = token.map
     content = token.content.split("\n")
-    if len(content) != end - start or not all(content):
+    if len(content) != end - start or not all(content) or end > len(lines):
         return None
     prefixes, suffixes = [], []
     for line, words in zip(lines[start:end], content, strict=True):
@@ -192,8 +192,11 @@ def _read(data: bytes, limits: Limits) -> _Markdown:
             f"a Markdown file may have up to {MAX_LINES} lines; this one has {len(lines)}"
         )
     front = _front_matter(lines)
-    # Front matter parsed as blank lines: the line numbers stay the file's.
-    body = "\n".join([""] * front + lines[front:])
+    # Front matter parsed as blank lines: the line numbers stay the file's. A lone CR, which
+    # markdown-it reads as a line break, is a space to it: its line numbers are those of
+    # `lines` (a line of "\r\x01" was two to it, one here: a crash, not a 4xx). Such a line's
+    # words then differ from the parse's and it is kept as written.
+    body = "\n".join([""] * front + lines[front:]).replace("\r", " ")
     md = MarkdownIt("commonmark", {"maxNesting": 20}).enable("table")
     # Blocks only: a paragraph's inline source is all that is needed, and markdown-it's inline
     # rules take seconds on some texts (200 KB of `![`: 8 s).
