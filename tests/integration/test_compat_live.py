@@ -72,7 +72,11 @@ async def test_multipart_query_string_and_deepl_form(client: httpx.AsyncClient) 
         client.post("/v2/translate", data={"text": FR, "target_lang": "en-gb"}),
     )
     assert multipart.status_code == 200 and translated(multipart.json()["translatedText"], EN)
-    assert multipart.json()["alternatives"] == []
+    # As LibreTranslate's page asks (a form, alternatives=3): runners-up beside the text.
+    alternatives = multipart.json()["alternatives"]
+    assert isinstance(alternatives, list) and len(alternatives) <= 3
+    assert multipart.json()["translatedText"] not in alternatives
+    assert len(set(alternatives)) == len(alternatives)
     assert query.json()["detectedLanguage"]["language"] == "en"
     assert form.json()["translations"][0]["detected_source_language"] == "FR"
     assert form.json()["translations"][0]["billed_characters"] == len(FR)
