@@ -29,7 +29,7 @@ from dragoman.service.cache import TranslationCache
 from dragoman.service.candidates import Policy, pick
 from dragoman.service.coalesce import Coalescer
 from dragoman.service.deadline import Deadline
-from dragoman.service.validate import Validator, rank
+from dragoman.service.validate import Failure, Validator, rank
 
 log = logging.getLogger(__name__)
 
@@ -111,21 +111,14 @@ class Units:
         replies = await sampler.candidates(text, source, target, job.terms, k, patience)
         validator = Validator(self._detector())
 
-        def failures() -> list[str | None]:
-            out: list[str | None] = []
-            for reply in replies:
-                failure: str | None = validator.check(text, reply.text, target, source)
-                if failure == "placeholders" and validator.only_markers_broken(
-                    text, reply.text, target, source
-                ):
-                    failure = None  # put back where their text is, as for one reply
-                if failure is None and isinstance(text, InContext):
-                    failure = "context" if context.overflows(reply, text, source, target) else None
-                out.append(failure)
-            return out
+        def failure(reply: Translation) -> str | None:
+            failed, _ = check_reply(validator, text, reply.text, target, source)
+            if failed is None and isinstance(text, InContext):
+                return "context" if context.overflows(reply, text, source, target) else None
+            return failed
 
-        failed = await asyncio.to_thread(failures)
-        order = await asyncio.to_thread(pick, replies, failed)
+        # The checks and the pick in one trip off the event loop.
+        order = await asyncio.to_thread(lambda: pick(replies, [failure(r) for r in replies]))
         if not order:
             return await self._checked(
                 job.model, text, source, target, job.terms, deadline, job.key, replies[0]
@@ -166,16 +159,11 @@ class Units:
             self.cache.put(key, first)
             return first
         validator = Validator(self._detector())
-        failure = await asyncio.to_thread(validator.check, text, first.text, target, source)
-        if failure == "placeholders" and await asyncio.to_thread(
-            validator.only_markers_broken, text, first.text, target, source
-        ):
-            # Inline markers lost, nothing else wrong: they are put back where their text is
-            # (text/markup) rather than asked again, which fixed none of the 16 such replies
-            # measured on the default model and made a formatted paragraph cost two decodes
-            # (benchmarks/results/files-amxbf16-2core).
+        failure, repaired = await asyncio.to_thread(
+            check_reply, validator, text, first.text, target, source
+        )
+        if repaired:
             self.metrics.validation_retries.labels("markers", "repaired").inc()
-            failure = None
         if failure is None:
             self.cache.put(key, first)
             return first
@@ -250,3 +238,16 @@ class Units:
             if not complete:
                 self.metrics.aborted.inc(aborted())
         return [r for r in results if r is not None]
+
+
+def check_reply(
+    validator: Validator, text: str, reply: str, target: str, source: str
+) -> tuple[Failure | None, bool]:
+    """What `reply` fails of its check (None: nothing), and whether its only fault was lost
+    inline markers: those are put back where their text is (text/markup) rather than asked
+    again, which fixed none of the 16 such replies measured on the default model and made a
+    formatted paragraph cost two decodes (benchmarks/results/files-amxbf16-2core)."""
+    failure = validator.check(text, reply, target, source)
+    if failure == "placeholders" and validator.only_markers_broken(text, reply, target, source):
+        return None, True
+    return failure, False
