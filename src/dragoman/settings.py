@@ -189,13 +189,14 @@ class ModelSettings(_Base):
         # and logs that need not share it: the one folder, spelled absolute, everywhere.
         return value.expanduser().absolute()
 
-    weights: Literal["host", "full", "w8a8", "w4a16"] = "host"
+    weights: Literal["host", "full", "w8a8", "w8a8-mixed", "w4a16"] = "host"
     """Which form of a catalogue model's weights the engine loads: `full` (the GGUF dequantized
     to safetensors; run at `dtype`), `w8a8` (int8 weights and int8 activations per token,
-    re-quantized from the GGUF) or `w4a16` (4-bit weight groups, bf16 activations). `host`:
-    the engine plan's choice for this machine (`dragoman info` shows it and why; full on a GPU
-    and for models outside the catalogue). `dragoman model prepare` makes the form this
-    resolves to."""
+    re-quantized from the GGUF), `w8a8-mixed` (w8a8 but for the blocks the catalogue measured to
+    lose quality that way, which keep their full weights) or `w4a16` (4-bit weight groups, bf16
+    activations). `host`: the engine plan's choice for this machine (`dragoman info` shows it
+    and why; full on a GPU and for models outside the catalogue). `dragoman model prepare`
+    makes the form this resolves to."""
 
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"

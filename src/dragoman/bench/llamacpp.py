@@ -1,10 +1,16 @@
 """llama.cpp's `llama-server` as a bench peer: the engine a CPU user would otherwise pick, run
 on the same model's GGUF (Q4_K_M, as shipped), driven through its OpenAI-compatible chat
-endpoint with dragoman's prompt, greedy decoding and dragoman's output budget per text."""
+endpoint with dragoman's prompt, greedy decoding and dragoman's output budget per text.
+
+Two builds of it: `llama-server`, the one scripts/build-llama-cpp compiles for this CPU
+(GGML_NATIVE; the best this host allows) or the binary --llama-server names, and
+`llama-server-wheel`, the prebuilt xllamacpp wheel's server (an AVX2 build), so one run can
+compare them."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +27,7 @@ from dragoman.eval.workloads import Item
 from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
 NAME = "llama-server"
+WHEEL = "llama-server-wheel"
 
 
 def server_binary(s: BenchSettings) -> Path:
@@ -35,18 +42,41 @@ def server_binary(s: BenchSettings) -> Path:
     return path
 
 
+def build_of(s: BenchSettings) -> str:
+    """What the `llama-server` peer runs, for the results' metadata: its path and, for the
+    build scripts/build-llama-cpp made, the flags it was built with."""
+    from dragoman.engine.llamacpp_build import STAMPED, is_built
+
+    try:
+        path = server_binary(s)
+    except DragomanError as exc:
+        return f"none ({exc})"
+    if s.llama_server is None and is_built(s.data_dir, LLAMA_CPP_PYTHON_VERSION):
+        return f"{path} (built here: {' '.join(STAMPED.splitlines())})"
+    return str(path)
+
+
+def wheel_server() -> list[str]:
+    """The xllamacpp wheel's server, started as dragoman's llama-cpp engine starts it."""
+    from dragoman.engine import llamacpp_embedded
+
+    if not llamacpp_embedded.available():
+        raise DragomanError("llama-server-wheel needs the xllamacpp wheel (the `cpu` extra)")
+    return [sys.executable, "-m", llamacpp_embedded.__name__]
+
+
 def default_threads() -> int:
     return len(os.sched_getaffinity(0))
 
 
 def command(
-    binary: Path, gguf: Path, port: int, s: BenchSettings, threads: int | None = None
+    binary: Path | list[str], gguf: Path, port: int, s: BenchSettings, threads: int | None = None
 ) -> list[str]:
     """llama-server as a user would run it for a service: continuous batching with as many
     slots as dragoman's max_num_seqs, each slot dragoman's context length."""
     t = str(threads or s.llama_threads or default_threads())
     return [
-        str(binary),
+        *([str(binary)] if isinstance(binary, Path) else binary),
         "--model",
         str(gguf),
         "--alias",
@@ -73,11 +103,11 @@ def command(
 
 
 def launch_llama_server(
-    log_dir: Path, gguf: Path, s: BenchSettings, timeout: float = 300.0
+    log_dir: Path, gguf: Path, s: BenchSettings, timeout: float = 300.0, wheel: bool = False
 ) -> Launched:
     port = free_port()
-    log = log_dir / f"llama-server-{port}.log"
-    cmd = command(server_binary(s), gguf, port, s)
+    log = log_dir / f"{WHEEL if wheel else NAME}-{port}.log"
+    cmd = command(wheel_server() if wheel else server_binary(s), gguf, port, s)
     launched = Launched(f"http://127.0.0.1:{port}", _popen(cmd, log), log)
     return _wait(launched, "/health", timeout, False)  # 503 while the model loads
 

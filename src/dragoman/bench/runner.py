@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dragoman.bench.dashboard import announce
+from dragoman.bench.default_targets import default_verdicts
 from dragoman.bench.loadgen import Record, closed_loop, open_loop
 from dragoman.bench.monitor import Monitor, tree_memory
 from dragoman.bench.servers import Launched, launch_dragoman, launch_vllm_serve, start
@@ -34,6 +35,7 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "continuous-fp32": ("continuous", 1, {"dtype": "float32", "weights": "full"}),
     "continuous-bf16": ("continuous", 1, {"dtype": "bfloat16", "weights": "full"}),
     "continuous-w8a8": ("continuous", 1, {"weights": "w8a8"}),
+    "continuous-w8a8-mixed": ("continuous", 1, {"weights": "w8a8-mixed"}),
     "continuous-w4a16": ("continuous", 1, {"dtype": "bfloat16", "weights": "w4a16"}),
     "continuous-legacy": (
         "continuous",
@@ -48,7 +50,7 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "static-batch": ("static-batch", 1, {}),
 }
 PEER = "vllm-serve"
-PEERS = (PEER, "llama-server")  # servers that are not dragoman
+PEERS = (PEER, "llama-server", "llama-server-wheel")  # servers that are not dragoman
 
 
 @dataclass
@@ -113,11 +115,12 @@ class Bench:
         if arch == PEER:
             path = loaded_model_path(s)  # the same weights dragoman loads
             return launch_vllm_serve(self.logs, path, s)
-        if arch == "llama-server":
-            from dragoman.bench.llamacpp import launch_llama_server
+        if arch in ("llama-server", "llama-server-wheel"):
+            from dragoman.bench.llamacpp import WHEEL, launch_llama_server
             from dragoman.models.prepare import gguf_path
 
-            return launch_llama_server(self.logs, gguf_path(s.model, s.data_dir), s)
+            gguf = gguf_path(s.model, s.data_dir)
+            return launch_llama_server(self.logs, gguf, s, wheel=arch == WHEEL)
         mode, workers, changes = ARCHITECTURES[arch]
         flags = [
             *engine_flags(s.model_copy(update=changes)),
@@ -135,11 +138,11 @@ class Bench:
         arch, s = self._settings(name)
         if arch == PEER:
             return OpenAITarget(server.url, s.model, self._budget(s), s.repetition_penalty)
-        if arch == "llama-server":
+        if arch in ("llama-server", "llama-server-wheel"):
             from dragoman.bench.llamacpp import LlamaServerTarget
 
             return LlamaServerTarget(
-                server.url, s.model, self._budget(s), s.repetition_penalty, s.max_model_len
+                server.url, s.model, self._budget(s), s.repetition_penalty, s.max_model_len, arch
             )
         return DragomanTarget(server.url)
 
@@ -212,6 +215,14 @@ class Bench:
             await asyncio.to_thread(server.stop)
             bar.update(task, description=f"{arch}: done")
 
+    def _llama_meta(self) -> dict[str, str]:
+        """Which llama-server the `llama-server` peer ran, when the run has it."""
+        if "llama-server" not in {a.partition("@")[0] for a in self.s.architectures}:
+            return {}
+        from dragoman.bench.llamacpp import build_of
+
+        return {"llama_server": build_of(self.s)}
+
     def _warn_repeats(self) -> None:
         most = len(self.levels) * self.s.requests_per_level
         if most > len(self.items):
@@ -256,6 +267,7 @@ class Bench:
                     "max_output_tokens": self.s.max_output_tokens,
                 },
                 "started": datetime.now(UTC).isoformat(timespec="seconds"),
+                **self._llama_meta(),
             },
             "runs": [],
         }
@@ -289,7 +301,7 @@ class Bench:
         results["meta"]["elapsed_s"] = time.monotonic() - started
         from dragoman.bench.verdicts import verdicts
 
-        results["verdicts"] = verdicts(results, self.s.max_num_seqs)
+        results["verdicts"] = verdicts(results, self.s.max_num_seqs) + default_verdicts(results)
         return results
 
     async def _levels(self, runs: list[dict[str, Any]], bar: Progress) -> None:

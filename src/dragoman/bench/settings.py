@@ -27,15 +27,16 @@ class BenchSettings(EngineSettings):
         "vllm-serve",
     ]
     """Architectures to start and compare, one after another, same model and settings:
-    continuous, multiprocess, multiprocess-2, static-batch (the seed's baselines),
-    continuous-fp32 / -bf16 (that dtype whatever the host), continuous-w8a8 / -w4a16 (the
-    quantized forms), continuous-noguard (the repetition guard off), continuous-legacy (the
-    engine defaults before they followed the host), llama-cpp
-    (dragoman on a managed llama-server, the host's GGUF form), llama-cpp-shipped (the same
-    on the GGUF as shipped), vllm-serve (vLLM's own OpenAI-compatible server, the
-    peer) and llama-server (llama.cpp's server on the model's GGUF; build it with
-    scripts/build-llama-cpp). `<architecture>@<model>` runs one on another model, so a
-    quality tier and --model compare within one run (continuous@qwen2.5-coder-1.5b-instruct)."""
+    continuous, multiprocess, multiprocess-2, static-batch (the baselines it replaces),
+    continuous-fp32 / -bf16 (that dtype whatever the host), continuous-w8a8 / -w8a8-mixed /
+    -w4a16 (the quantized forms), continuous-noguard (the repetition guard off),
+    continuous-legacy (the engine defaults before they followed the host), llama-cpp (dragoman
+    on a managed llama-server, the host's GGUF form), llama-cpp-shipped (the same on the GGUF
+    as shipped), vllm-serve (vLLM's own OpenAI-compatible server, the peer), llama-server
+    (llama.cpp's server on the model's GGUF, built for this CPU by scripts/build-llama-cpp, or
+    --llama-server) and llama-server-wheel (the same server from the prebuilt xllamacpp wheel,
+    an AVX2 build). `<architecture>@<model>` runs one on another model, so a quality tier and
+    --model compare within one run (continuous@qwen2.5-coder-1.5b-instruct)."""
 
     llama_threads: int | None = Field(default=None, ge=1)
     """Threads of the llama-server peer (-t). Default: every CPU this process may use."""

@@ -127,7 +127,7 @@ def _cpu_list(cpus: tuple[int, ...]) -> str:
 def choose_dtype(setting: str, host: Host, gpu: bool, weights: str = "full") -> Choice:
     if weights == "w4a16" and setting == "host" and not gpu:
         return Choice("bfloat16", "w4a16: the CPU 4-bit kernel takes bf16 activations only")
-    if weights == "w8a8" and not gpu and host.amx_tiles:
+    if weights.startswith("w8a8") and not gpu and host.amx_tiles:
         # vLLM 0.32 runs int8 layers through its AMX kernel wherever the CPU has AMX tiles
         # (scaled_mm/cpu.py, check_cpu_sgl_kernel), and that kernel refuses float32 input at
         # the first batch ("int8_scaled_mm_with_quant: expect A to be bfloat16 or half").
@@ -142,7 +142,7 @@ def choose_dtype(setting: str, host: Host, gpu: bool, weights: str = "full") -> 
                 "bfloat16",
                 "w8a8 on a CPU with AMX: vLLM's AMX int8 kernel takes bf16 activations only",
             )
-    if weights == "w8a8" and setting == "host" and not gpu:
+    if weights.startswith("w8a8") and setting == "host" and not gpu:
         return Choice(
             "float32",
             "w8a8: the matrix maths are int8 either way; float32 activations are the pair that "

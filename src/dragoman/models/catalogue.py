@@ -53,6 +53,9 @@ class CatalogueModel:
     best_for: tuple[str, ...] = ()
     """Targets for which this model, as the best tier beside a fast one, is the pair's default
     (no hint): those where its measured gain is worth its slower decode."""
+    w8a8_full_blocks: tuple[int, ...] = ()
+    """Blocks the `w8a8-mixed` form keeps in full: those whose int8 round trip moved the
+    model's output most (benchmarks/quantized/sensitivity.py)."""
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:

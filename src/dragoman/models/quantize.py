@@ -12,6 +12,10 @@ vLLM's CPU kernels run without AMX:
   embedding needs Triton, which the CPU build lacks.
 - ``w8a8``: linear layers as int8 per output channel, activations quantized per token at run
   time (``CPUInt8ScaledMMLinearKernel``, oneDNN).
+- ``w8a8-mixed``: the same, but the blocks the catalogue names (``w8a8_full_blocks``, found by
+  ``benchmarks/quantized/sensitivity.py``: the ones whose int8 round trip moves the model's
+  output most) keep their weights as prepared and run at the engine's dtype; the checkpoint's
+  ``ignore`` list names their layers.
 
 compressed-tensors (vLLM's own checkpoint format library) computes the quantization parameters
 and packs the integers; what is ours is the map from GGUF tensors to the model's layers.
@@ -23,7 +27,7 @@ import json
 import logging
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,8 +35,8 @@ from dragoman.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-Form = Literal["w4a16", "w8a8"]
-FORMS: tuple[Form, ...] = ("w4a16", "w8a8")
+Form = Literal["w4a16", "w8a8", "w8a8-mixed"]
+FORMS: tuple[Form, ...] = ("w4a16", "w8a8", "w8a8-mixed")
 
 # GGUF tensor names (llama.cpp's) -> Hugging Face module names, for the Llama/Qwen2/Gemma layout.
 _BLOCK = re.compile(r"^blk\.(\d+)\.(\w+)\.weight$")
@@ -47,6 +51,12 @@ _LAYER_MODULES = {
 }
 _EMBEDDING = "model.embed_tokens"
 _HEAD = "lm_head"
+
+
+def block_of(module: str) -> int | None:
+    """The block a module name belongs to (model.layers.<n>.*), or None (the head)."""
+    parts = module.split(".")
+    return int(parts[2]) if parts[:2] == ["model", "layers"] else None
 
 
 def linear_module(gguf_name: str) -> str | None:
@@ -77,7 +87,7 @@ def _gguf_weights(gguf: Path) -> Iterator[tuple[str, Any]]:
 def _scheme(form: Form, group_size: int, targets: list[str]) -> Any:
     from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
 
-    if form == "w8a8":
+    if form in ("w8a8", "w8a8-mixed"):
         return QuantizationScheme(
             targets=targets,
             weights=QuantizationArgs(num_bits=8, type="int", symmetric=True, strategy="channel"),
@@ -122,25 +132,34 @@ def _compress(weight: Any, scheme: Any) -> dict[str, Any]:
     return {k: v.contiguous() for k, v in compressor.compress(state, scheme).items()}
 
 
-def _config(form: Form, group_size: int, head: bool) -> dict[str, Any]:
+def _config(form: Form, group_size: int, head: bool, kept: list[str]) -> dict[str, Any]:
     from compressed_tensors.quantization import QuantizationConfig
 
     # A head tied to the embedding is the embedding: it stays as prepared.
     targets = ["Linear", _HEAD] if head else ["Linear"]
     groups = {"linear": _scheme(form, group_size, targets)}
-    fmt = "int-quantized" if form == "w8a8" else "pack-quantized"
+    fmt = "pack-quantized" if form == "w4a16" else "int-quantized"
     config = QuantizationConfig(
         config_groups=groups,
         format=fmt,
         quantization_status="compressed",
-        ignore=[] if head else [_HEAD],
+        ignore=[*kept, *(() if head else (_HEAD,))],
     )
     return dict(config.to_dict())
 
 
-def quantize(gguf: Path, prepared: Path, out: Path, form: Form, group_size: int = 32) -> None:
+def quantize(
+    gguf: Path,
+    prepared: Path,
+    out: Path,
+    form: Form,
+    group_size: int = 32,
+    full_blocks: Collection[int] = (),
+) -> None:
     """Write to `out` the `form` checkpoint of the model `prepared` holds (its config,
-    tokenizer, norms and biases), with the weights re-quantized from `gguf`."""
+    tokenizer, norms and biases), with the weights re-quantized from `gguf`; with
+    `w8a8-mixed`, the linear layers of `full_blocks` stay as prepared (whole blocks: vLLM
+    fuses q/k/v and gate/up, whose parts must share one scheme)."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -150,7 +169,9 @@ def quantize(gguf: Path, prepared: Path, out: Path, form: Form, group_size: int 
     for f in sorted(prepared.glob("*.safetensors")):
         tensors.update(load_file(f))
     linear = _scheme(form, group_size, ["Linear"])
+    keep = set(full_blocks) if form == "w8a8-mixed" else set()
     done: set[str] = set()
+    kept: list[str] = []
     for name, weight in _gguf_weights(gguf):
         module = linear_module(name)
         if module is None:
@@ -161,12 +182,18 @@ def quantize(gguf: Path, prepared: Path, out: Path, form: Form, group_size: int 
         # The prepared weights are the same GGUF values rounded to bf16: a layout check.
         if not torch.allclose(reference.float(), weight, rtol=1e-2, atol=1e-3):
             raise ModelError(f"{gguf.name}: {name} differs from {module} beyond bf16 rounding")
+        if block_of(module) in keep:
+            tensors[f"{module}.weight"] = reference  # as prepared, at the engine's dtype
+            kept.append(module)
+            continue
         for key, value in _compress(weight, linear).items():
             tensors[f"{module}.{key}"] = value
         done.add(module)
     if not done:
         raise ModelError(f"{gguf.name} holds no linear layer this map knows")
-    groups = _config(form, group_size, head=_HEAD in done)
+    if missing := keep - {block_of(m) for m in kept}:
+        raise ModelError(f"{gguf.name} has no block {sorted(missing)} to keep in full")
+    groups = _config(form, group_size, head=_HEAD in done, kept=sorted(kept))
     out.mkdir(parents=True, exist_ok=True)
     save_file(tensors, out / "model.safetensors", metadata={"format": "pt"})
     for f in prepared.iterdir():
@@ -175,4 +202,6 @@ def quantize(gguf: Path, prepared: Path, out: Path, form: Form, group_size: int 
     config = json.loads((prepared / "config.json").read_text())
     config["quantization_config"] = groups
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    log.info("quantized %d modules of %s to %s", len(done), gguf.name, form)
+    log.info(
+        "quantized %d modules of %s to %s (%d kept in full)", len(done), gguf.name, form, len(kept)
+    )

@@ -134,3 +134,26 @@ def test_a_gguf_that_does_not_match_the_prepared_model_is_refused(tmp_path: Path
 def test_unknown_form_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="unknown quantized form"):
         q.quantize(tmp_path / "x.gguf", tmp_path, tmp_path / "out", "w2")  # type: ignore[arg-type]
+
+
+def test_mixed_form_keeps_the_named_blocks_as_prepared(tmp_path: Path) -> None:
+    weights = _weights()
+    gguf_file, prepared = _model(tmp_path, weights)
+    out = tmp_path / "mixed"
+    q.quantize(gguf_file, prepared, out, "w8a8-mixed", full_blocks=(0,))
+    config = json.loads((out / "config.json").read_text())["quantization_config"]
+    kept = ["model.layers.0.mlp.down_proj", "model.layers.0.self_attn.q_proj"]
+    assert config["ignore"] == kept
+    tensors = load_file(out / "model.safetensors")
+    before = load_file(prepared / "model.safetensors")
+    for module in kept:
+        assert f"{module}.weight_scale" not in tensors
+        assert torch.equal(tensors[f"{module}.weight"], before[f"{module}.weight"])
+    assert tensors["lm_head.weight"].dtype == torch.int8  # the rest is quantized still
+    assert "lm_head.weight_scale" in tensors
+
+
+def test_mixed_form_refuses_a_block_the_model_lacks(tmp_path: Path) -> None:
+    gguf_file, prepared = _model(tmp_path, _weights())
+    with pytest.raises(ModelError, match=r"no block \[5\]"):
+        q.quantize(gguf_file, prepared, tmp_path / "out", "w8a8-mixed", full_blocks=(5,))
