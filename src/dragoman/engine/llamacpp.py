@@ -66,24 +66,24 @@ UNSTREAMED_TOKENS = 128
 
 
 def server_launcher(settings: EngineSettings) -> list[str]:
-    """How llama.cpp's server starts: the binary --llama-server names; else the embedded server
-    of the prebuilt wheel (xllamacpp, built for AVX2, installed with the `cpu` extra); else
-    what scripts/build-llama-cpp built under the data directory (compiled for this CPU)."""
+    """How llama.cpp's server starts: the binary --llama-server names; else what
+    scripts/build-llama-cpp built for this CPU under the data directory (faster than the wheel
+    where measured); else the prebuilt wheel's embedded server (xllamacpp, built for AVX2)."""
     from dragoman.engine import llamacpp_embedded
-    from dragoman.engine.llamacpp_build import STALE, binary, stale
+    from dragoman.engine.llamacpp_build import STALE, binary, is_built, stale
     from dragoman.settings import LLAMA_CPP_PYTHON_VERSION
 
     if settings.llama_server is not None:
         if not settings.llama_server.is_file():
             raise DragomanError(f"--llama-server {settings.llama_server}: no such file")
         return [str(settings.llama_server)]
+    built = binary(settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server")
+    if is_built(settings.data_dir, LLAMA_CPP_PYTHON_VERSION):
+        return [str(built)]
     if llamacpp_embedded.available():
         return [sys.executable, "-m", llamacpp_embedded.__name__]
-    built = binary(settings.data_dir, LLAMA_CPP_PYTHON_VERSION, "llama-server")
     if stale(settings.data_dir, LLAMA_CPP_PYTHON_VERSION):
         raise DragomanError(f"{built} {STALE}")
-    if built.is_file():
-        return [str(built)]
     raise DragomanError(
         "--architecture llama-cpp needs llama.cpp's server: install the prebuilt wheel "
         "(xllamacpp, in the `cpu` extra), build it with scripts/build-llama-cpp (about 10 "

@@ -351,7 +351,7 @@ def test_missing_server_says_how_to_get_one(
     assert "scripts/build-llama-cpp" in exc.value.message
 
 
-def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
+def test_launcher_prefers_the_named_binary_then_the_build_then_the_wheel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llamacpp_build: Callable[..., Path]
 ) -> None:
     named = tmp_path / "my-llama-server"
@@ -359,18 +359,18 @@ def test_launcher_prefers_the_named_binary_then_the_wheel_then_the_build(
     assert server_launcher(EngineSettings(data_dir=tmp_path, llama_server=named)) == [str(named)]
     with pytest.raises(DragomanError, match="no such file"):
         server_launcher(EngineSettings(data_dir=tmp_path, llama_server=tmp_path / "none"))
+    wheel = [sys.executable, "-m", "dragoman.engine.llamacpp_embedded"]
     monkeypatch.setattr(llamacpp_embedded, "available", lambda: True)
-    assert server_launcher(EngineSettings(data_dir=tmp_path)) == [
-        sys.executable,
-        "-m",
-        "dragoman.engine.llamacpp_embedded",
-    ]
-    monkeypatch.setattr(llamacpp_embedded, "available", lambda: False)
+    assert server_launcher(EngineSettings(data_dir=tmp_path)) == wheel
     built = fake_llamacpp_build(tmp_path, stamped=False)  # an earlier dragoman's (AMX in)
+    assert server_launcher(EngineSettings(data_dir=tmp_path)) == wheel  # not that one
+    monkeypatch.setattr(llamacpp_embedded, "available", lambda: False)
     with pytest.raises(DragomanError, match="crashes on CPUs with AMX"):
         server_launcher(EngineSettings(data_dir=tmp_path))
     fake_llamacpp_build(tmp_path)
     assert server_launcher(EngineSettings(data_dir=tmp_path)) == [str(built)]
+    monkeypatch.setattr(llamacpp_embedded, "available", lambda: True)
+    assert server_launcher(EngineSettings(data_dir=tmp_path)) == [str(built)]  # before the wheel
 
 
 def test_embedded_server_takes_the_flags_the_command_writes(
