@@ -129,10 +129,19 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--worst", default="1,2,3,4,6,8")
     p.add_argument("--worst-down", default="6,12,24")
+    p.add_argument(
+        "--smooth", type=float, default=None, help="fold activation smoothing of this alpha first"
+    )
     a = p.parse_args()
     torch.set_num_threads(2)
     tok = AutoTokenizer.from_pretrained(a.model)
     model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32).eval()
+    if a.smooth is not None:
+        from dragoman.models.smooth import activation_ranges, smooth
+
+        state = {k: v.float() for k, v in model.state_dict().items()}
+        smooth(state, activation_ranges(a.model), model.config.num_hidden_layers, a.smooth)
+        model.load_state_dict(state, strict=False)
     batches = []
     for messages, reference in _texts(a.per_kind, a.seed):
         prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -190,6 +199,7 @@ def main() -> None:
                 "texts": len(batches),
                 "seed": a.seed,
                 "per_kind": a.per_kind,
+                "smooth": a.smooth,
                 "ranked_blocks": ranked,
                 "ranked_down_proj": down,
                 "block_error": per_block,

@@ -56,6 +56,8 @@ class CatalogueModel:
     w8a8_full: tuple[str, ...] = ()
     """Layers the `w8a8-mixed` form keeps in full, as patterns of their module names: those
     whose int8 round trip moved the model's output most (benchmarks/quantized/sensitivity.py)."""
+    w8a8_smooth: float | None = None
+    """The `w8a8-mixed` form's activation smoothing (its alpha; models/smooth.py), or none."""
 
 
 def _parts(package: str, count: int, name: str) -> tuple[Chunk, ...]:
@@ -81,6 +83,7 @@ CATALOGUE: dict[str, CatalogueModel] = {
             # these 0.0045, against 0.0091 for all but the worst 6 whole blocks:
             # benchmarks/results/quantized-amxbf16-2core/sensitivity.json).
             w8a8_full=(r"model\.layers\.\d+\.mlp\.down_proj",),
+            w8a8_smooth=0.5,
         ),
         CatalogueModel(
             name="qwen2.5-coder-1.5b-instruct",

@@ -246,7 +246,15 @@ def _make(
     if weights in FORMS:
         progress(f"quantize to {weights}", 0, 1)
         out = work / weights
-        quantize(gguf, full, out, weights, full_layers=entry.w8a8_full)
+        mixed = weights == "w8a8-mixed"
+        quantize(
+            gguf,
+            full,
+            out,
+            weights,
+            full_layers=entry.w8a8_full,
+            smooth_alpha=entry.w8a8_smooth if mixed else None,
+        )
         _finish(out, final, entry.sha256)
         progress(f"quantize to {weights}", 1, 1)
 

@@ -53,6 +53,12 @@ _EMBEDDING = "model.embed_tokens"
 _HEAD = "lm_head"
 
 
+def block_of(key: str) -> int | None:
+    """The block a module or tensor name belongs to (model.layers.<n>.*), or None."""
+    parts = key.split(".")
+    return int(parts[2]) if parts[:2] == ["model", "layers"] else None
+
+
 # Layers vLLM runs as one (qkv_proj, gate_up_proj): their parts must share one scheme.
 _FUSED = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
@@ -164,11 +170,13 @@ def quantize(
     form: Form,
     group_size: int = 32,
     full_layers: Collection[str] = (),
+    smooth_alpha: float | None = None,
 ) -> None:
     """Write to `out` the `form` checkpoint of the model `prepared` holds (its config,
     tokenizer, norms and biases), with the weights re-quantized from `gguf`; with
     `w8a8-mixed`, the linear layers whose names match a pattern of `full_layers` (whole,
-    `re.fullmatch`) stay as prepared."""
+    `re.fullmatch`) stay in full, and with `smooth_alpha` the activations' ranges are moved
+    into the weights first (models/smooth.py)."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -177,10 +185,7 @@ def quantize(
     tensors: dict[str, Any] = {}
     for f in sorted(prepared.glob("*.safetensors")):
         tensors.update(load_file(f))
-    linear = _scheme(form, group_size, ["Linear"])
-    keep = [re.compile(p) for p in full_layers] if form == "w8a8-mixed" else []
-    done: set[str] = set()
-    kept: set[str] = set()
+    weights: dict[str, Any] = {}
     for name, weight in _gguf_weights(gguf):
         module = linear_module(name)
         if module is None:
@@ -191,15 +196,24 @@ def quantize(
         # The prepared weights are the same GGUF values rounded to bf16: a layout check.
         if not torch.allclose(reference.float(), weight, rtol=1e-2, atol=1e-3):
             raise ModelError(f"{gguf.name}: {name} differs from {module} beyond bf16 rounding")
+        weights[f"{module}.weight"] = weight
+    if not weights:
+        raise ModelError(f"{gguf.name} holds no linear layer this map knows")
+    if smooth_alpha is not None and form != "w4a16":
+        _smoothed(prepared, tensors, weights, smooth_alpha)
+    linear = _scheme(form, group_size, ["Linear"])
+    keep = [re.compile(p) for p in full_layers] if form == "w8a8-mixed" else []
+    done: set[str] = set()
+    kept: set[str] = set()
+    for key, weight in weights.items():
+        module = key.removesuffix(".weight")
         if any(p.fullmatch(module) for p in keep):
-            tensors[f"{module}.weight"] = reference  # as prepared, at the engine's dtype
+            tensors[key] = weight.to(torch.bfloat16)  # in full, at the engine's dtype
             kept.add(module)
             continue
-        for key, value in _compress(weight, linear).items():
-            tensors[f"{module}.{key}"] = value
+        for part, value in _compress(weight, linear).items():
+            tensors[f"{module}.{part}"] = value
         done.add(module)
-    if not done:
-        raise ModelError(f"{gguf.name} holds no linear layer this map knows")
     if unmatched := [p.pattern for p in keep if not any(p.fullmatch(m) for m in kept)]:
         raise ModelError(f"{gguf.name} has no layer {', '.join(unmatched)} to keep in full")
     _check_fused(kept, done)
@@ -215,3 +229,20 @@ def quantize(
     log.info(
         "quantized %d modules of %s to %s (%d kept in full)", len(done), gguf.name, form, len(kept)
     )
+
+
+def _smoothed(prepared: Path, tensors: dict[str, Any], weights: dict[str, Any], a: float) -> None:
+    """Smooth `weights` (the GGUF's, float32) and the norms among `tensors` (as prepared) in
+    place, from the activations' ranges of the model in `prepared`."""
+    import torch
+
+    from dragoman.models.smooth import activation_ranges, smooth
+
+    blocks = 1 + max(b for k in weights if (b := block_of(k)) is not None)
+    norms = {k: v.float() for k, v in tensors.items() if k.endswith("layernorm.weight")}
+    both = {**weights, **norms}
+    smooth(both, activation_ranges(prepared), blocks, a)
+    for k in weights:
+        weights[k] = both[k]
+    for k in norms:
+        tensors[k] = both[k].to(torch.bfloat16)

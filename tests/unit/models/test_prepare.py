@@ -88,7 +88,12 @@ def test_prepare_quantized_makes_the_full_weights_first_and_keeps_both(
         (out / "config.json").write_text("{}")
 
     def fake_quantize(
-        gguf: Path, prepared: Path, out: Path, form: str, full_layers: object = ()
+        gguf: Path,
+        prepared: Path,
+        out: Path,
+        form: str,
+        full_layers: object = (),
+        smooth_alpha: object = None,
     ) -> None:
         assert prep.is_prepared(prepared)  # quantized forms read the full weights' files
         assert gguf.read_bytes() == bytes(range(256)) * 100
@@ -130,7 +135,12 @@ def test_prepare_quantized_reads_the_cached_gguf_instead_of_assembling_again(
         (out / "config.json").write_text("{}")
 
     def fake_quantize(
-        gguf: Path, prepared: Path, out: Path, form: str, full_layers: object = ()
+        gguf: Path,
+        prepared: Path,
+        out: Path,
+        form: str,
+        full_layers: object = (),
+        smooth_alpha: object = None,
     ) -> None:
         read.append(gguf)
         out.mkdir()
