@@ -20,7 +20,7 @@ from dragoman.errors import ConfigError
 from dragoman.host import Host
 
 if TYPE_CHECKING:
-    from dragoman.settings import EngineSettings
+    from dragoman.settings import EngineSettings, ModelSettings
 
 # Measured on 2-core hosts (benchmarks/results/tune-*): the engine on every core beat vLLM's
 # default of leaving one to the front end, with the API server sharing the machine. Beyond this
@@ -160,9 +160,21 @@ def choose_dtype(setting: str, host: Host, gpu: bool, weights: str = "full") -> 
     )
 
 
-def choose_weights(setting: str, host: Host, gpu: bool, catalogued: bool) -> Choice:
+# Where the plan picks w8a8-mixed (benchmarks/README.md, "w8a8-mixed on AMX").
+MIXED_WHY = (
+    "CPU with AMX: int8 weights, smoothed, but for the layers measured to lose quality that "
+    "way (each block's down projection stays bf16): within 0.5 chrF of float32 on every eval "
+    "pair, and it answers one client sooner than bf16"
+)
+
+
+def choose_weights(
+    setting: str, host: Host, gpu: bool, catalogued: bool, mixed: bool = False, dtype: str = "host"
+) -> Choice:
     """The form of the weights to load. Quantized forms are made from a catalogue model's GGUF,
-    so a model from elsewhere gets its weights as they are."""
+    so a model from elsewhere gets its weights as they are; `mixed`: the catalogue names the
+    layers its w8a8-mixed form keeps in full (measured for that model); `dtype`, the dtype
+    setting (float32 asked for: the full weights, which AMX's int8 kernel would refuse)."""
     if setting != "host":
         return Choice(setting, "set explicitly")
     if gpu:
@@ -175,6 +187,8 @@ def choose_weights(setting: str, host: Host, gpu: bool, catalogued: bool) -> Cho
             "CPU without int8 dot products (VNNI): vLLM's int8 path ran ~4x slower than "
             "float32 on an imitated AVX2 host (benchmarks/results/quantized-*)",
         )
+    if host.amx_tiles and mixed and dtype != "float32":
+        return Choice("w8a8-mixed", MIXED_WHY)
     # Measured faster (1.7x bf16 at one stream, 1.4x at sixteen on the avx512-bf16 host; 1.6x
     # and 1.1x on an AMX host, benchmarks/results/quantized-*) and within 0.5 chrF of
     # float32 pooled over 720 eval texts, but in CI it once rendered "The museum has 24
@@ -284,12 +298,20 @@ def choose_tcmalloc(setting: bool | None, host: Host) -> Choice:
     return Choice("", why)
 
 
+def plan_weights(s: ModelSettings, host: Host, gpu: bool) -> Choice:
+    """choose_weights for `s.model`, with what the catalogue knows of it."""
+    from dragoman.models.catalogue import CATALOGUE
+
+    entry = CATALOGUE.get(s.model)
+    mixed = entry is not None and bool(entry.w8a8_full)
+    dtype = str(getattr(s, "dtype", "host"))  # an EngineSettings field
+    return choose_weights(s.weights, host, gpu, entry is not None, mixed, dtype)
+
+
 def plan_engine(
     s: EngineSettings, host: Host, gpu: bool, model_path: str | None = None
 ) -> EnginePlan:
-    from dragoman.models.catalogue import CATALOGUE
-
-    weights = choose_weights(s.weights, host, gpu, s.model in CATALOGUE)
+    weights = plan_weights(s, host, gpu)
     dtype = choose_dtype(s.dtype, host, gpu, weights.value)
     if s.enforce_eager is not None:
         eager = Choice(str(s.enforce_eager).lower(), "set explicitly")

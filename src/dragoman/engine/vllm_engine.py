@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dragoman.engine import sampling
 from dragoman.engine._vllm_parts import build_engine, timings
 from dragoman.engine.guard import RepetitionGuard, guard_for
-from dragoman.engine.host_defaults import EnginePlan, choose_weights, plan_engine
+from dragoman.engine.host_defaults import EnginePlan, plan_engine, plan_weights
 from dragoman.engine.hygiene import clean_output
 from dragoman.engine.prompts import (
     RETRY_TEMPERATURE,
@@ -80,10 +80,7 @@ def engine_plan(settings: EngineSettings, model_path: str | None = None) -> Engi
 
 def weights_for(settings: ModelSettings) -> str:
     """The form of `settings.model`'s weights this host loads (the plan's `weights`)."""
-    from dragoman.models.catalogue import CATALOGUE
-
-    gpu = not is_cpu_platform()
-    return choose_weights(settings.weights, detect(), gpu, settings.model in CATALOGUE).value
+    return plan_weights(settings, detect(), not is_cpu_platform()).value
 
 
 def loaded_model_path(settings: ModelSettings) -> str:

@@ -146,7 +146,13 @@ def test_w8a8_on_a_cpu_with_amx_tiles_runs_bf16_activations() -> None:
     # the full weights keep float32 where asked, and the host's plan is unchanged
     full = plan_engine(EngineSettings(dtype="float32"), amx, gpu=False)
     assert (full.weights.value, full.dtype.value) == ("full", "float32")
-    assert plan_engine(EngineSettings(), amx, gpu=False).weights.value == "full"
+    # The host's own plan there: w8a8 but for the layers the catalogue keeps in full.
+    mixed = plan_engine(EngineSettings(), amx, gpu=False)
+    assert (mixed.weights.value, mixed.dtype.value) == ("w8a8-mixed", "bfloat16")
+    assert "down projection" in mixed.weights.reason
+    # A model the catalogue measured no such layers for keeps its full weights.
+    gemma = plan_engine(EngineSettings(model="gemma-3-270m"), amx, gpu=False)
+    assert gemma.weights.value == "full"
 
 
 def test_cpu_without_vnni_keeps_full_weights() -> None:
