@@ -26,6 +26,7 @@ WORD = {True: "MET", False: "MISSED"}
 
 PEERS = (
     ("vllm-serve", "vLLM's own OpenAI server on the same plan"),
+    ("llama-server", "llama.cpp's server alone"),
     ("continuous-legacy", "the old defaults"),
     ("static-batch", "the static-batch baseline"),
     ("multiprocess", "the multiprocessing-queue baseline"),
@@ -33,6 +34,7 @@ PEERS = (
 ENGINES = {
     "continuous": "dragoman on vLLM",
     "continuous-w8a8": "dragoman on vLLM, w8a8 weights",
+    "continuous-bf16": "dragoman on vLLM, full weights in bf16",
     "llama-cpp": "dragoman on llama.cpp",
 }
 
@@ -156,7 +158,7 @@ def engines(doc: Any, _against: Any, _source: Source) -> list[Row]:
     levels = _levels(doc)
     order = {a: i for i, a in enumerate(ENGINES)}
     archs = sorted(
-        {a for a, _ in levels} - {"llama-server", "vllm-serve"},
+        {a for a, _ in levels} - {"llama-server", "llama-server-wheel", "vllm-serve"},
         key=lambda a: (order.get(a, len(order)), a),
     )
     rows = []

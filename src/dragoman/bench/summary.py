@@ -43,7 +43,10 @@ EXTRACTORS: dict[str, Extractor] = {**STUDIES, "eval": evals}
 SOURCES = (
     Source("architectures", "avx512bf16-2core-variable/results.json"),
     Source("architectures", "avx2-emulated-2core-variable/results.json"),
-    Source("engines", "engine-choice-amxbf16-2core/results.json"),
+    # The default there (w8a8-mixed) against llama.cpp built for the host, its wheel and vLLM's
+    # own server; the first run with bf16 beside it, the second in reverse order.
+    Source("architectures", "engine-choice-amxbf16-2core/native/results.json"),
+    Source("engines", "engine-choice-amxbf16-2core/native/results.json"),
     # The llama.cpp engine as it is: each pair's prompt prefix kept in llama.cpp's slots.
     Source("engines", "engine-choice-avx2-2core/prefix-bank/results.json"),
     Source("engines", "engine-choice-avx2-imitated-2core/results.json"),
@@ -76,6 +79,13 @@ SOURCES = (
         "eval-avx512bf16-2core/validation/on-t07/eval.json",
         "eval-avx512bf16-2core/validation/off/eval.json",
         "reply check and sampled retry on (the default) against off",
+    ),
+    Source(
+        "eval",
+        "quantized-amxbf16-2core/mixed/eval-w8a8-smoothdown-bfloat16/eval.json",
+        "quantized-amxbf16-2core/mixed/eval-full-float32/eval.json",
+        "w8a8-mixed weights (the default there: smoothed int8, down projections in bf16) "
+        "against the full weights in float32",
     ),
     Source(
         "eval",
