@@ -46,6 +46,7 @@ SOURCES = (
     # The default there (w8a8-mixed) against llama.cpp built for the host, its wheel and vLLM's
     # own server; the first run with bf16 beside it, the second in reverse order.
     Source("architectures", "engine-choice-amxbf16-2core/native/results.json"),
+    Source("architectures", "engine-choice-amxbf16-2core/native-sixteen/results.json"),
     Source("engines", "engine-choice-amxbf16-2core/native/results.json"),
     # The llama.cpp engine as it is: each pair's prompt prefix kept in llama.cpp's slots.
     Source("engines", "engine-choice-avx2-2core/prefix-bank/results.json"),
