@@ -87,14 +87,7 @@ def test_prepare_quantized_makes_the_full_weights_first_and_keeps_both(
         out.mkdir()
         (out / "config.json").write_text("{}")
 
-    def fake_quantize(
-        gguf: Path,
-        prepared: Path,
-        out: Path,
-        form: str,
-        full_layers: object = (),
-        smooth_alpha: object = None,
-    ) -> None:
+    def fake_quantize(gguf: Path, prepared: Path, out: Path, form: str, **_: object) -> None:
         assert prep.is_prepared(prepared)  # quantized forms read the full weights' files
         assert gguf.read_bytes() == bytes(range(256)) * 100
         made.append((prepared.name, form))
@@ -134,14 +127,7 @@ def test_prepare_quantized_reads_the_cached_gguf_instead_of_assembling_again(
         out.mkdir()
         (out / "config.json").write_text("{}")
 
-    def fake_quantize(
-        gguf: Path,
-        prepared: Path,
-        out: Path,
-        form: str,
-        full_layers: object = (),
-        smooth_alpha: object = None,
-    ) -> None:
+    def fake_quantize(gguf: Path, prepared: Path, out: Path, form: str, **_: object) -> None:
         read.append(gguf)
         out.mkdir()
         (out / "config.json").write_text('{"quantization_config": {}}')
