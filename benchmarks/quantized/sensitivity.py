@@ -140,7 +140,7 @@ def main() -> None:
         from dragoman.models.smooth import activation_ranges, smooth
 
         state = {k: v.float() for k, v in model.state_dict().items()}
-        smooth(state, activation_ranges(a.model), model.config.num_hidden_layers, a.smooth)
+        smooth(state, activation_ranges(a.model), a.smooth)
         model.load_state_dict(state, strict=False)
     batches = []
     for messages, reference in _texts(a.per_kind, a.seed):

@@ -50,7 +50,8 @@ ARCHITECTURES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "static-batch": ("static-batch", 1, {}),
 }
 PEER = "vllm-serve"
-PEERS = (PEER, "llama-server", "llama-server-wheel")  # servers that are not dragoman
+LLAMA_SERVERS = ("llama-server", "llama-server-wheel")  # bench/llamacpp.py: NAME, WHEEL
+PEERS = (PEER, *LLAMA_SERVERS)  # servers that are not dragoman
 
 
 @dataclass
@@ -115,7 +116,7 @@ class Bench:
         if arch == PEER:
             path = loaded_model_path(s)  # the same weights dragoman loads
             return launch_vllm_serve(self.logs, path, s)
-        if arch in ("llama-server", "llama-server-wheel"):
+        if arch in LLAMA_SERVERS:
             from dragoman.bench.llamacpp import WHEEL, launch_llama_server
             from dragoman.models.prepare import gguf_path
 
@@ -138,7 +139,7 @@ class Bench:
         arch, s = self._settings(name)
         if arch == PEER:
             return OpenAITarget(server.url, s.model, self._budget(s), s.repetition_penalty)
-        if arch in ("llama-server", "llama-server-wheel"):
+        if arch in LLAMA_SERVERS:
             from dragoman.bench.llamacpp import LlamaServerTarget
 
             return LlamaServerTarget(

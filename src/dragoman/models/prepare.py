@@ -246,14 +246,8 @@ def _make(
     if weights in FORMS:
         progress(f"quantize to {weights}", 0, 1)
         out = work / weights
-        mixed = weights == "w8a8-mixed"
         quantize(
-            gguf,
-            full,
-            out,
-            weights,
-            full_layers=entry.w8a8_full,
-            smooth_alpha=entry.w8a8_smooth if mixed else None,
+            gguf, full, out, weights, full_layers=entry.w8a8_full, smooth_alpha=entry.w8a8_smooth
         )
         _finish(out, final, entry.sha256)
         progress(f"quantize to {weights}", 1, 1)

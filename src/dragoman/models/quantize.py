@@ -53,12 +53,6 @@ _EMBEDDING = "model.embed_tokens"
 _HEAD = "lm_head"
 
 
-def block_of(key: str) -> int | None:
-    """The block a module or tensor name belongs to (model.layers.<n>.*), or None."""
-    parts = key.split(".")
-    return int(parts[2]) if parts[:2] == ["model", "layers"] else None
-
-
 # Layers vLLM runs as one (qkv_proj, gate_up_proj): their parts must share one scheme.
 _FUSED = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
@@ -173,10 +167,11 @@ def quantize(
     smooth_alpha: float | None = None,
 ) -> None:
     """Write to `out` the `form` checkpoint of the model `prepared` holds (its config,
-    tokenizer, norms and biases), with the weights re-quantized from `gguf`; with
-    `w8a8-mixed`, the linear layers whose names match a pattern of `full_layers` (whole,
-    `re.fullmatch`) stay in full, and with `smooth_alpha` the activations' ranges are moved
-    into the weights first (models/smooth.py)."""
+    tokenizer, norms and biases), with the weights re-quantized from `gguf`. The other two
+    arguments are the `w8a8-mixed` recipe, and only that form reads them: the linear layers
+    whose names match a pattern of `full_layers` (whole, `re.fullmatch`) stay in full, and
+    with `smooth_alpha` the activations' ranges are moved into the weights first
+    (models/smooth.py)."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -199,10 +194,11 @@ def quantize(
         weights[f"{module}.weight"] = weight
     if not weights:
         raise ModelError(f"{gguf.name} holds no linear layer this map knows")
-    if smooth_alpha is not None and form != "w4a16":
+    mixed = form == "w8a8-mixed"
+    if mixed and smooth_alpha is not None:
         _smoothed(prepared, tensors, weights, smooth_alpha)
     linear = _scheme(form, group_size, ["Linear"])
-    keep = [re.compile(p) for p in full_layers] if form == "w8a8-mixed" else []
+    keep = [re.compile(p) for p in full_layers] if mixed else []
     done: set[str] = set()
     kept: set[str] = set()
     for key, weight in weights.items():
@@ -238,10 +234,9 @@ def _smoothed(prepared: Path, tensors: dict[str, Any], weights: dict[str, Any], 
 
     from dragoman.models.smooth import activation_ranges, smooth
 
-    blocks = 1 + max(b for k in weights if (b := block_of(k)) is not None)
     norms = {k: v.float() for k, v in tensors.items() if k.endswith("layernorm.weight")}
     both = {**weights, **norms}
-    smooth(both, activation_ranges(prepared), blocks, a)
+    smooth(both, activation_ranges(prepared), a)
     for k in weights:
         weights[k] = both[k]
     for k in norms:

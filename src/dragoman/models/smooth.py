@@ -70,14 +70,13 @@ def activation_ranges(prepared: Path) -> dict[str, Any]:
     return ranges
 
 
-def smooth(
-    weights: dict[str, Any], ranges: dict[str, Any], blocks: int, alpha: float = ALPHA
-) -> None:
+def smooth(weights: dict[str, Any], ranges: dict[str, Any], alpha: float = ALPHA) -> None:
     """Fold the smoothing scales into `weights` in place: float32 tensors by module name
-    (`model.layers.<n>.mlp.up_proj.weight`, `...input_layernorm.weight`), every block's."""
+    (`model.layers.<n>.mlp.up_proj.weight`, `...input_layernorm.weight`), in every block
+    `ranges` has (activation_ranges' names)."""
     import torch
 
-    for b in range(blocks):
+    for b in sorted({int(name.split(".")[2]) for name in ranges}):
         prefix = f"model.layers.{b}."
         for source, readers in _GROUPS:
             x_max = ranges[prefix + readers[0]].float().clamp(min=1e-5)

@@ -41,7 +41,7 @@ def test_smoothing_keeps_every_output_and_flattens_the_inputs() -> None:
         p + "mlp.down_proj": before[-1].abs().amax(dim=0),
     }
     smoothed = dict(w)
-    smooth(smoothed, ranges, blocks=1)
+    smooth(smoothed, ranges)
     after = _block(smoothed, x)
     for b, a in zip(before[:5], after[:5], strict=True):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-3)
